@@ -13,7 +13,7 @@ if(COPROVE_WITH_CUDA STREQUAL "AUTO" OR COPROVE_WITH_CUDA)
     endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
-    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 has no C++20 dialect flag for nvcc; host code is C++20
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     set(CMAKE_CUDA_RUNTIME_LIBRARY Static)
     set(COPROVE_HAVE_CUDA ON)

@@ -1,0 +1,244 @@
+// NTT and Groth16 quotient throughput: the CPU transforms (all cores) from 2^16 to 2^22 and, where
+// CUDA is built and a GPU is present, the GPU transforms from 2^16 to 2^26 on device-resident data,
+// timed with CUDA events (warm-up, then the median of the repetitions, buffers rotated so that small
+// sizes are not served from L2). Prints a table; --json PATH writes
+// [{"impl","op","log_n","ms","mul_per_s"}].
+//
+// mul_per_s counts nominal multiplications: (n/2) lg n per transform, n more for a coset or
+// scaling step, and for the quotient 7 (n/2) lg n + 6n (three coset scalings, the pointwise
+// product and the division by Z, the final coset scaling).
+#include <coprove/prover/domain.hpp>
+#include <coprove/prover/fr.hpp>
+#include <coprove/prover/ntt.hpp>
+#include <coprove/prover/parallel.hpp>
+#include <coprove/prover/quotient.hpp>
+
+#if defined(COPROVE_HAVE_CUDA)
+#include <coprove/cuda/ntt.hpp>
+#include <cuda_runtime_api.h>
+#endif
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using coprove::prover::fr;
+
+struct result {
+  std::string impl, op;
+  unsigned log_n;
+  double ms;
+  double mul_per_s;
+};
+
+double nominal_multiplications(const std::string& op, unsigned log_n) {
+  const double n = static_cast<double>(std::uint64_t{1} << log_n);
+  const double transform = n / 2 * log_n;
+  if (op == "forward") return transform;
+  if (op == "inverse" || op == "coset_forward" || op == "coset_inverse") return transform + n;
+  return 7 * transform + 6 * n;  // quotient
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+std::vector<fr> random_elements(std::size_t n, std::uint64_t seed) {
+  std::vector<fr> out(n);
+  constexpr std::size_t chunk = 1 << 14;
+  const std::size_t chunks = (n + chunk - 1) / chunk;
+  coprove::prover::parallel_for(0, chunks, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t c = lo; c < hi; ++c) {
+      std::mt19937_64 gen(seed * 1000003 + c);
+      const std::size_t end = std::min(n, (c + 1) * chunk);
+      for (std::size_t i = c * chunk; i < end; ++i) out[i] = fr::random(gen);
+    }
+  });
+  return out;
+}
+
+result make_result(std::string impl, std::string op, unsigned log_n, double ms) {
+  const double muls = nominal_multiplications(op, log_n);
+  return {std::move(impl), op, log_n, ms, muls / (ms * 1e-3)};
+}
+
+void run_cpu(unsigned min_log, unsigned max_log, std::vector<result>& results) {
+  std::cout << "CPU: " << coprove::prover::parallelism() << " threads\n";
+  for (unsigned log_n = min_log; log_n <= max_log; ++log_n) {
+    const coprove::prover::evaluation_domain domain(std::size_t{1} << log_n);
+    const auto a = random_elements(domain.size(), 1 + log_n);
+    const auto b = random_elements(domain.size(), 101 + log_n);
+    const auto c = random_elements(domain.size(), 201 + log_n);
+    std::vector<fr> work = a, h(domain.size());
+    const int reps = log_n <= 18 ? 11 : 5;
+    auto time_op = [&](const std::string& op, const std::function<void()>& body) {
+      body();  // warm-up (also builds the domain's twiddles)
+      std::vector<double> ms;
+      for (int r = 0; r < reps; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        body();
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      }
+      results.push_back(make_result("cpu", op, log_n, median(ms)));
+    };
+    time_op("forward", [&] { coprove::prover::ntt(work, domain); });
+    time_op("inverse", [&] { coprove::prover::intt(work, domain); });
+    time_op("coset_forward", [&] { coprove::prover::coset_ntt(work, domain); });
+    time_op("quotient", [&] { coprove::prover::compute_quotient(a, b, c, h, domain); });
+  }
+}
+
+#if defined(COPROVE_HAVE_CUDA)
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+bool gpu_present(std::string& name) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  name = prop.name;
+  return true;
+}
+
+void run_gpu(unsigned min_log, unsigned max_log, int reps, std::vector<result>& results) {
+  cudaStream_t stream = nullptr;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  cudaEvent_t start = nullptr, stop = nullptr;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  const auto pattern = random_elements(std::size_t{1} << 20, 7);
+  for (unsigned log_n = min_log; log_n <= max_log; ++log_n) {
+    const std::size_t n = std::size_t{1} << log_n;
+    const std::size_t bytes = n * sizeof(fr);
+    // Enough sets of three vectors that one rotation is well past the 60 MiB L2.
+    const std::size_t sets = std::max<std::size_t>(1, (std::size_t{256} << 20) / (3 * bytes));
+    std::vector<fr*> buffers(3 * sets);
+    for (auto& p : buffers) {
+      check(cudaMalloc(reinterpret_cast<void**>(&p), bytes), "cudaMalloc");
+      for (std::size_t off = 0; off < n; off += pattern.size()) {
+        const std::size_t count = std::min(pattern.size(), n - off);
+        check(cudaMemcpy(p + off, pattern.data(), count * sizeof(fr), cudaMemcpyHostToDevice), "copy h2d");
+      }
+    }
+    const coprove::cuda::ntt_plan plan(log_n, 0);
+    auto time_op = [&](const std::string& op, const std::function<void(std::size_t set)>& body) {
+      for (int w = 0; w < 3; ++w) body(w % sets);
+      check(cudaStreamSynchronize(stream), "warm-up");
+      std::vector<double> ms;
+      for (int r = 0; r < reps; ++r) {
+        const std::size_t set = static_cast<std::size_t>(r + 1) % sets;
+        check(cudaEventRecord(start, stream), "cudaEventRecord");
+        body(set);
+        check(cudaEventRecord(stop, stream), "cudaEventRecord");
+        check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+        float elapsed = 0;
+        check(cudaEventElapsedTime(&elapsed, start, stop), "cudaEventElapsedTime");
+        ms.push_back(elapsed);
+      }
+      results.push_back(make_result("gpu", op, log_n, median(ms)));
+    };
+    time_op("forward", [&](std::size_t s) { coprove::cuda::ntt_forward_async(plan, buffers[3 * s], stream); });
+    time_op("inverse", [&](std::size_t s) { coprove::cuda::ntt_inverse_async(plan, buffers[3 * s], stream); });
+    time_op("coset_forward", [&](std::size_t s) { coprove::cuda::coset_ntt_async(plan, buffers[3 * s], stream); });
+    time_op("coset_inverse", [&](std::size_t s) { coprove::cuda::coset_intt_async(plan, buffers[3 * s], stream); });
+    time_op("quotient", [&](std::size_t s) {
+      coprove::cuda::quotient_async(plan, buffers[3 * s], buffers[3 * s + 1], buffers[3 * s + 2], stream);
+    });
+    check(cudaStreamSynchronize(stream), "synchronize");
+    for (auto* p : buffers) check(cudaFree(p), "cudaFree");
+  }
+  check(cudaEventDestroy(start), "cudaEventDestroy");
+  check(cudaEventDestroy(stop), "cudaEventDestroy");
+  check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+}
+#endif
+
+void print_table(const std::vector<result>& results) {
+  std::printf("%-5s %-14s %6s %12s %14s\n", "impl", "op", "log_n", "ms (median)", "Gmul/s");
+  for (const auto& r : results)
+    std::printf("%-5s %-14s %6u %12.3f %14.2f\n", r.impl.c_str(), r.op.c_str(), r.log_n, r.ms, r.mul_per_s / 1e9);
+}
+
+void write_json(const std::vector<result>& results, const std::string& path) {
+  boost::json::array out;
+  for (const auto& r : results)
+    out.push_back(boost::json::object{{"impl", r.impl}, {"op", r.op}, {"log_n", r.log_n}, {"ms", r.ms},
+                                      {"mul_per_s", r.mul_per_s}});
+  std::ofstream file(path);
+  if (!file) throw std::runtime_error("cannot write " + path);
+  file << boost::json::serialize(out) << "\n";
+}
+
+unsigned parse_log(const char* text, const char* flag) {
+  const long v = std::strtol(text, nullptr, 10);
+  if (v < 1 || v > 30) throw std::invalid_argument(std::string(flag) + " must be in [1, 30]");
+  return static_cast<unsigned>(v);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  std::string json_path;
+  unsigned cpu_min = 16, cpu_max = 22, gpu_min = 16, gpu_max = 26;
+  int reps = 15;
+  bool cpu = true, gpu = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--json") json_path = value();
+    else if (arg == "--cpu-max") cpu_max = parse_log(value(), "--cpu-max");
+    else if (arg == "--gpu-max") gpu_max = parse_log(value(), "--gpu-max");
+    else if (arg == "--gpu-min") gpu_min = parse_log(value(), "--gpu-min");
+    else if (arg == "--reps") reps = std::max(1, std::atoi(value()));
+    else if (arg == "--no-cpu") cpu = false;
+    else if (arg == "--no-gpu") gpu = false;
+    else if (arg == "--help") {
+      std::cout << "bench_ntt [--json PATH] [--cpu-max L] [--gpu-min L] [--gpu-max L] [--reps N] [--no-cpu] [--no-gpu]\n";
+      return 0;
+    } else {
+      throw std::invalid_argument("unknown argument " + arg);
+    }
+  }
+  std::vector<result> results;
+#if defined(COPROVE_HAVE_CUDA)
+  std::string name;
+  if (gpu && gpu_present(name)) {
+    std::cout << "GPU: " << name << "\n";
+    run_gpu(gpu_min, gpu_max, reps, results);
+  } else if (gpu) {
+    std::cerr << "\n*** bench_ntt: NO CUDA DEVICE FOUND: the GPU part is SKIPPED; CPU only ***\n\n";
+  }
+#else
+  if (gpu) std::cerr << "\n*** bench_ntt: built WITHOUT CUDA: the GPU part is SKIPPED; CPU only ***\n\n";
+#endif
+  if (cpu) run_cpu(cpu_min, cpu_max, results);
+  print_table(results);
+  if (!json_path.empty()) write_json(results, json_path);
+  return 0;
+} catch (const std::exception& e) {
+  std::cerr << "bench_ntt: " << e.what() << "\n";
+  return 1;
+}

@@ -1,0 +1,72 @@
+// The launchers of the NTT kernels (defined in ntt_kernels.cu), declared for the host code in
+// ntt.cpp and for the GPU tests. Plain C++: no CUDA types beyond cudaStream_t.
+#pragma once
+
+#include <coprove/cuda/detail/ntt_schedule.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace coprove::cuda::detail {
+
+/// What the first pass does to each element as it loads it.
+enum class ntt_pre : int {
+  none,
+  coset,     // x[j] *= lo[j & mask] * hi[j >> split]   (g^j: coefficients onto the coset)
+  quotient,  // x[j] = a[j] * b[j] - c[j]              (src = a, src_b = b, src_c = c)
+};
+
+/// What the last pass does to each output before it stores it.
+enum class ntt_post : int {
+  none,
+  scale,  // X[k] *= scale
+  coset,  // X[k] *= lo[k & mask] * hi[k >> split]
+};
+
+/// An Fr constant in Montgomery form, the bytes of prover::fr.
+struct ntt_constant {
+  std::uint32_t limbs[8];
+};
+
+/// Tables a transform direction needs (device pointers to Fr elements).
+struct ntt_direction_tables {
+  const void* roots = nullptr;      // w_{2^K}^e for e < 2^(K-1), K = roots_log
+  unsigned roots_log = 0;
+  const void* twiddle_lo = nullptr;  // w_n^e for e < 2^split
+  const void* twiddle_hi = nullptr;  // w_n^(e << split) for e < 2^(log_n - split)
+};
+
+/// One pass over up to three vectors at once (blockIdx.y picks the vector).
+struct ntt_pass_args {
+  ntt_pass_shape shape{};
+  unsigned batch = 1;
+  const void* src[3] = {};
+  void* dst[3] = {};
+  const void* src_b = nullptr;  // ntt_pre::quotient only
+  const void* src_c = nullptr;
+  ntt_direction_tables tables{};
+  unsigned split = 0;  // the lo/hi split of every exponent table
+  ntt_pre pre = ntt_pre::none;
+  const void* pre_lo = nullptr;
+  const void* pre_hi = nullptr;
+  ntt_post post = ntt_post::none;
+  const void* post_lo = nullptr;
+  const void* post_hi = nullptr;
+  ntt_constant scale{};
+};
+
+/// Shared memory one block of this pass uses.
+std::size_t ntt_pass_shared_bytes(const ntt_pass_shape& shape) noexcept;
+/// Raises the kernels' dynamic shared-memory limit on the current device (once per device).
+void configure_ntt_kernels();
+/// Enqueues one pass; throws cuda_error when the launch fails.
+void launch_ntt_pass(const ntt_pass_args& args, cudaStream_t stream);
+
+/// For the tests: sum[i] = a[i] + b[i], difference[i] = a[i] - b[i], product[i] = a[i] * b[i]
+/// with the device field arithmetic, over n elements in device memory.
+void launch_field_ops_check(const void* a, const void* b, void* sum, void* difference, void* product,
+                            std::size_t n, cudaStream_t stream);
+
+}  // namespace coprove::cuda::detail

@@ -1,0 +1,205 @@
+// BLS12-381 Fr on the GPU: 8 x 32-bit little-endian limbs in Montgomery form (R = 2^256 mod r),
+// byte for byte the layout of prover::fr. Values are always fully reduced (< r), so equal elements
+// have equal bytes and GPU results compare bit for bit with the CPU's.
+//
+// The multiplication is CIOS Montgomery with PTX carry chains: each round adds a * b_i and then
+// m * r (m = t_0 * -r^-1 mod 2^32) with one chain for the low halves of the 32 x 32 products
+// (mad.lo.cc / madc.lo.cc) and one for the high halves (mad.hi.cc / madc.hi.cc), then drops the
+// zero low limb. r < 2^255 keeps the running value below 2r < 2^256 between rounds and below
+// 2^288 inside one, so nine limbs hold it and the chains never carry out of the top. Every carry
+// chain is a single asm statement: the carry flag does not survive between statements.
+#pragma once
+
+#include <cstdint>
+
+namespace coprove::cuda {
+
+struct fr_device {
+  std::uint32_t limb[8];
+};
+
+namespace fr_detail {
+
+// r, little-endian 32-bit limbs.
+inline constexpr std::uint32_t r0 = 0x00000001u, r1 = 0xffffffffu, r2 = 0xfffe5bfeu, r3 = 0x53bda402u,
+                               r4 = 0x09a1d805u, r5 = 0x3339d808u, r6 = 0x299d7d48u, r7 = 0x73eda753u;
+// -r^-1 mod 2^32.
+inline constexpr std::uint32_t r_inv = 0xffffffffu;
+
+/// t[0..8] += a * b (t[8] receives the top word; the caller guarantees no carry out of it).
+__device__ __forceinline__ void mul_add_row(std::uint32_t (&t)[9], const std::uint32_t (&a)[8],
+                                            std::uint32_t b) {
+  asm("mad.lo.cc.u32  %0, %9,  %17, %0;\n\t"
+      "madc.lo.cc.u32 %1, %10, %17, %1;\n\t"
+      "madc.lo.cc.u32 %2, %11, %17, %2;\n\t"
+      "madc.lo.cc.u32 %3, %12, %17, %3;\n\t"
+      "madc.lo.cc.u32 %4, %13, %17, %4;\n\t"
+      "madc.lo.cc.u32 %5, %14, %17, %5;\n\t"
+      "madc.lo.cc.u32 %6, %15, %17, %6;\n\t"
+      "madc.lo.cc.u32 %7, %16, %17, %7;\n\t"
+      "addc.u32       %8, %8,  0;\n\t"
+      "mad.hi.cc.u32  %1, %9,  %17, %1;\n\t"
+      "madc.hi.cc.u32 %2, %10, %17, %2;\n\t"
+      "madc.hi.cc.u32 %3, %11, %17, %3;\n\t"
+      "madc.hi.cc.u32 %4, %12, %17, %4;\n\t"
+      "madc.hi.cc.u32 %5, %13, %17, %5;\n\t"
+      "madc.hi.cc.u32 %6, %14, %17, %6;\n\t"
+      "madc.hi.cc.u32 %7, %15, %17, %7;\n\t"
+      "madc.hi.u32    %8, %16, %17, %8;"
+      : "+r"(t[0]), "+r"(t[1]), "+r"(t[2]), "+r"(t[3]), "+r"(t[4]), "+r"(t[5]), "+r"(t[6]),
+        "+r"(t[7]), "+r"(t[8])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(a[4]), "r"(a[5]), "r"(a[6]), "r"(a[7]),
+        "r"(b));
+}
+
+/// t[0..8] += m * r.
+__device__ __forceinline__ void mul_add_modulus(std::uint32_t (&t)[9], std::uint32_t m) {
+  asm("mad.lo.cc.u32  %0, %9,  %17, %0;\n\t"
+      "madc.lo.cc.u32 %1, %10, %17, %1;\n\t"
+      "madc.lo.cc.u32 %2, %11, %17, %2;\n\t"
+      "madc.lo.cc.u32 %3, %12, %17, %3;\n\t"
+      "madc.lo.cc.u32 %4, %13, %17, %4;\n\t"
+      "madc.lo.cc.u32 %5, %14, %17, %5;\n\t"
+      "madc.lo.cc.u32 %6, %15, %17, %6;\n\t"
+      "madc.lo.cc.u32 %7, %16, %17, %7;\n\t"
+      "addc.u32       %8, %8,  0;\n\t"
+      "mad.hi.cc.u32  %1, %9,  %17, %1;\n\t"
+      "madc.hi.cc.u32 %2, %10, %17, %2;\n\t"
+      "madc.hi.cc.u32 %3, %11, %17, %3;\n\t"
+      "madc.hi.cc.u32 %4, %12, %17, %4;\n\t"
+      "madc.hi.cc.u32 %5, %13, %17, %5;\n\t"
+      "madc.hi.cc.u32 %6, %14, %17, %6;\n\t"
+      "madc.hi.cc.u32 %7, %15, %17, %7;\n\t"
+      "madc.hi.u32    %8, %16, %17, %8;"
+      : "+r"(t[0]), "+r"(t[1]), "+r"(t[2]), "+r"(t[3]), "+r"(t[4]), "+r"(t[5]), "+r"(t[6]),
+        "+r"(t[7]), "+r"(t[8])
+      : "r"(r0), "r"(r1), "r"(r2), "r"(r3), "r"(r4), "r"(r5), "r"(r6), "r"(r7), "r"(m));
+}
+
+/// x - r and whether that borrowed (x < r), for the final conditional subtraction.
+__device__ __forceinline__ std::uint32_t sub_modulus(const std::uint32_t (&x)[8], std::uint32_t (&d)[8]) {
+  std::uint32_t borrow;
+  asm("sub.cc.u32  %0, %9,  %17;\n\t"
+      "subc.cc.u32 %1, %10, %18;\n\t"
+      "subc.cc.u32 %2, %11, %19;\n\t"
+      "subc.cc.u32 %3, %12, %20;\n\t"
+      "subc.cc.u32 %4, %13, %21;\n\t"
+      "subc.cc.u32 %5, %14, %22;\n\t"
+      "subc.cc.u32 %6, %15, %23;\n\t"
+      "subc.cc.u32 %7, %16, %24;\n\t"
+      "subc.u32    %8, 0, 0;"
+      : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]), "=r"(d[4]), "=r"(d[5]), "=r"(d[6]),
+        "=r"(d[7]), "=r"(borrow)
+      : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(x[4]), "r"(x[5]), "r"(x[6]), "r"(x[7]),
+        "r"(r0), "r"(r1), "r"(r2), "r"(r3), "r"(r4), "r"(r5), "r"(r6), "r"(r7));
+  return borrow;  // 0xffffffff when x < r
+}
+
+/// x mod r for x < 2r.
+__device__ __forceinline__ fr_device reduce_once(const std::uint32_t (&x)[8]) {
+  std::uint32_t d[8];
+  const std::uint32_t borrow = sub_modulus(x, d);
+  fr_device out;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) out.limb[i] = borrow ? x[i] : d[i];
+  return out;
+}
+
+}  // namespace fr_detail
+
+/// a + b mod r.
+__device__ __forceinline__ fr_device fr_add(const fr_device& a, const fr_device& b) {
+  std::uint32_t s[8];
+  asm("add.cc.u32  %0, %8,  %16;\n\t"
+      "addc.cc.u32 %1, %9,  %17;\n\t"
+      "addc.cc.u32 %2, %10, %18;\n\t"
+      "addc.cc.u32 %3, %11, %19;\n\t"
+      "addc.cc.u32 %4, %12, %20;\n\t"
+      "addc.cc.u32 %5, %13, %21;\n\t"
+      "addc.cc.u32 %6, %14, %22;\n\t"
+      "addc.u32    %7, %15, %23;"
+      : "=r"(s[0]), "=r"(s[1]), "=r"(s[2]), "=r"(s[3]), "=r"(s[4]), "=r"(s[5]), "=r"(s[6]), "=r"(s[7])
+      : "r"(a.limb[0]), "r"(a.limb[1]), "r"(a.limb[2]), "r"(a.limb[3]), "r"(a.limb[4]),
+        "r"(a.limb[5]), "r"(a.limb[6]), "r"(a.limb[7]), "r"(b.limb[0]), "r"(b.limb[1]),
+        "r"(b.limb[2]), "r"(b.limb[3]), "r"(b.limb[4]), "r"(b.limb[5]), "r"(b.limb[6]),
+        "r"(b.limb[7]));
+  return fr_detail::reduce_once(s);  // a + b < 2r < 2^256: no carry out of the top limb
+}
+
+/// a - b mod r.
+__device__ __forceinline__ fr_device fr_sub(const fr_device& a, const fr_device& b) {
+  std::uint32_t d[8];
+  std::uint32_t borrow;
+  asm("sub.cc.u32  %0, %9,  %17;\n\t"
+      "subc.cc.u32 %1, %10, %18;\n\t"
+      "subc.cc.u32 %2, %11, %19;\n\t"
+      "subc.cc.u32 %3, %12, %20;\n\t"
+      "subc.cc.u32 %4, %13, %21;\n\t"
+      "subc.cc.u32 %5, %14, %22;\n\t"
+      "subc.cc.u32 %6, %15, %23;\n\t"
+      "subc.cc.u32 %7, %16, %24;\n\t"
+      "subc.u32    %8, 0, 0;"
+      : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]), "=r"(d[4]), "=r"(d[5]), "=r"(d[6]),
+        "=r"(d[7]), "=r"(borrow)
+      : "r"(a.limb[0]), "r"(a.limb[1]), "r"(a.limb[2]), "r"(a.limb[3]), "r"(a.limb[4]),
+        "r"(a.limb[5]), "r"(a.limb[6]), "r"(a.limb[7]), "r"(b.limb[0]), "r"(b.limb[1]),
+        "r"(b.limb[2]), "r"(b.limb[3]), "r"(b.limb[4]), "r"(b.limb[5]), "r"(b.limb[6]),
+        "r"(b.limb[7]));
+  // Borrowed: add r back (masked, so there is no branch).
+  fr_device out;
+  asm("add.cc.u32  %0, %8,  %16;\n\t"
+      "addc.cc.u32 %1, %9,  %17;\n\t"
+      "addc.cc.u32 %2, %10, %18;\n\t"
+      "addc.cc.u32 %3, %11, %19;\n\t"
+      "addc.cc.u32 %4, %12, %20;\n\t"
+      "addc.cc.u32 %5, %13, %21;\n\t"
+      "addc.cc.u32 %6, %14, %22;\n\t"
+      "addc.u32    %7, %15, %23;"
+      : "=r"(out.limb[0]), "=r"(out.limb[1]), "=r"(out.limb[2]), "=r"(out.limb[3]),
+        "=r"(out.limb[4]), "=r"(out.limb[5]), "=r"(out.limb[6]), "=r"(out.limb[7])
+      : "r"(d[0]), "r"(d[1]), "r"(d[2]), "r"(d[3]), "r"(d[4]), "r"(d[5]), "r"(d[6]), "r"(d[7]),
+        "r"(fr_detail::r0 & borrow), "r"(fr_detail::r1 & borrow), "r"(fr_detail::r2 & borrow),
+        "r"(fr_detail::r3 & borrow), "r"(fr_detail::r4 & borrow), "r"(fr_detail::r5 & borrow),
+        "r"(fr_detail::r6 & borrow), "r"(fr_detail::r7 & borrow));
+  return out;
+}
+
+/// a * b * 2^-256 mod r (the Montgomery product: the product of the elements a and b represent).
+__device__ __forceinline__ fr_device fr_mul(const fr_device& a, const fr_device& b) {
+  std::uint32_t t[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    fr_detail::mul_add_row(t, a.limb, b.limb[i]);
+    const std::uint32_t m = t[0] * fr_detail::r_inv;
+    fr_detail::mul_add_modulus(t, m);
+    // t[0] is now zero: shift down one limb.
+#pragma unroll
+    for (int j = 0; j < 8; ++j) t[j] = t[j + 1];
+    t[8] = 0;
+  }
+  const std::uint32_t low[8] = {t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]};
+  return fr_detail::reduce_once(low);
+}
+
+__device__ __forceinline__ fr_device operator+(const fr_device& a, const fr_device& b) { return fr_add(a, b); }
+__device__ __forceinline__ fr_device operator-(const fr_device& a, const fr_device& b) { return fr_sub(a, b); }
+__device__ __forceinline__ fr_device operator*(const fr_device& a, const fr_device& b) { return fr_mul(a, b); }
+
+/// Loads and stores as two 16-byte accesses (elements are 32-byte aligned).
+__device__ __forceinline__ fr_device fr_load(const fr_device* p) {
+  const uint4 lo = reinterpret_cast<const uint4*>(p)[0];
+  const uint4 hi = reinterpret_cast<const uint4*>(p)[1];
+  return fr_device{{lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w}};
+}
+/// A read-only load through the non-coherent cache (tables).
+__device__ __forceinline__ fr_device fr_load_ldg(const fr_device* p) {
+  const uint4 lo = __ldg(reinterpret_cast<const uint4*>(p));
+  const uint4 hi = __ldg(reinterpret_cast<const uint4*>(p) + 1);
+  return fr_device{{lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w}};
+}
+__device__ __forceinline__ void fr_store(fr_device* p, const fr_device& v) {
+  reinterpret_cast<uint4*>(p)[0] = make_uint4(v.limb[0], v.limb[1], v.limb[2], v.limb[3]);
+  reinterpret_cast<uint4*>(p)[1] = make_uint4(v.limb[4], v.limb[5], v.limb[6], v.limb[7]);
+}
+
+}  // namespace coprove::cuda

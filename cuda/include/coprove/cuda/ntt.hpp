@@ -1,0 +1,84 @@
+// NTTs over BLS12-381 Fr and the Groth16 quotient on the GPU, callable from ordinary C++ (this
+// header needs only the CUDA runtime API, not nvcc). Device buffers hold prover::fr bytes exactly
+// (Montgomery form, R = 2^256 mod r, little-endian limbs); every transform takes and returns
+// natural order, with the same math as the CPU twins in prover/ntt.hpp and prover/quotient.hpp, so
+// results agree bit for bit.
+//
+// A transform of 2^k elements runs as ceil(k / 11) passes over device memory (the six-step
+// decomposition: each pass does up to 11 butterfly levels in shared memory), so no pass ever
+// permutes bits on its own; the coset scaling, the 1/n factor and the pointwise step of the
+// quotient are fused into the first or last pass. Passes go through a scratch buffer the plan
+// allocates stream-ordered from its own memory pool.
+#pragma once
+
+#include <coprove/prover/fr.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+
+namespace coprove::cuda {
+
+namespace detail {
+struct ntt_plan_state;
+}
+
+/// Everything one transform size needs on one device: twiddle and coset tables resident in device
+/// memory, and a memory pool for the scratch buffers of the passes. Immutable after construction,
+/// so one plan may serve several streams at once.
+class ntt_plan {
+ public:
+  /// Smallest and largest log2 of the transform size.
+  static constexpr unsigned min_log_size = 1;
+  static constexpr unsigned max_log_size = 30;
+
+  /// Builds the tables for n = 2^log_n on `device` (blocking; restores the calling thread's
+  /// current device). Throws std::invalid_argument for log_n outside [1, 30] or a device that
+  /// does not exist, coprove::cuda::cuda_error when an allocation or copy fails.
+  ntt_plan(unsigned log_n, int device);
+  ~ntt_plan();
+  ntt_plan(ntt_plan&&) noexcept;
+  ntt_plan& operator=(ntt_plan&&) noexcept;
+  ntt_plan(const ntt_plan&) = delete;
+  ntt_plan& operator=(const ntt_plan&) = delete;
+
+  unsigned log_size() const noexcept;
+  std::size_t size() const noexcept;
+  int device() const noexcept;
+  /// Passes over device memory per transform.
+  unsigned passes() const noexcept;
+  /// Device memory the plan's tables occupy.
+  std::size_t table_bytes() const noexcept;
+  /// Scratch one call takes from the plan's pool while it runs: n elements for a transform,
+  /// 3n for quotient_async (0 when a single pass suffices).
+  std::size_t transform_scratch_bytes() const noexcept;
+  std::size_t quotient_scratch_bytes() const noexcept;
+
+  const detail::ntt_plan_state& state() const noexcept { return *state_; }
+
+ private:
+  std::unique_ptr<detail::ntt_plan_state> state_;
+};
+
+// The calls below enqueue work on `stream` and return at once; `d_data` must point to
+// plan.size() elements in device memory of plan.device(). They throw std::invalid_argument for a
+// null pointer and coprove::cuda::cuda_error when an enqueue fails.
+
+/// Coefficients -> evaluations at omega^i, in place.
+void ntt_forward_async(const ntt_plan& plan, prover::fr* d_data, cudaStream_t stream);
+/// Evaluations at omega^i -> coefficients (includes 1/n), in place.
+void ntt_inverse_async(const ntt_plan& plan, prover::fr* d_data, cudaStream_t stream);
+/// Coefficients -> evaluations on the coset g * omega^i (g = 7), in place.
+void coset_ntt_async(const ntt_plan& plan, prover::fr* d_data, cudaStream_t stream);
+/// Evaluations on the coset g * omega^i -> coefficients, in place.
+void coset_intt_async(const ntt_plan& plan, prover::fr* d_data, cudaStream_t stream);
+
+/// The Groth16 quotient, as prover::compute_quotient: from the evaluations a, b, c on the domain,
+/// leaves in d_a the coefficients (natural order) of (A*B - C) / (X^n - 1) computed on the coset;
+/// d_b and d_c are overwritten (they end up holding the coset evaluations of B and C). The three
+/// buffers must not overlap.
+void quotient_async(const ntt_plan& plan, prover::fr* d_a, prover::fr* d_b, prover::fr* d_c,
+                    cudaStream_t stream);
+
+}  // namespace coprove::cuda

@@ -1,0 +1,581 @@
+// The completion bridge's three strategies. Each only sets completion signals (which post their
+// waiters); none runs user code on its own threads or blocks the caller.
+//
+// - host_func: cudaLaunchHostFunc per call; the driver's callback thread sets the signal. The
+//   driver never calls a host function after a context error, so a watchdog thread probes the
+//   devices with pending calls every few milliseconds and fails those signals instead of hanging.
+// - event_poller: an event recorded per call (events are recycled per device); one poller thread
+//   queries the head event of each stream (so signals of a stream are set in order) with an
+//   adaptive back-off: spin, then yield, then short timed sleeps, and a blocking wait when nothing
+//   is in flight (no CPU while idle).
+// - mapped_flag: a one-thread kernel per call writes a per-stream sequence number into mapped
+//   pinned memory; the same poller reads the flags (a plain memory read) and probes the devices
+//   for context errors, since a flag is never written after one.
+#include "coprove/cuda/completion_bridge.hpp"
+
+#include "coprove/cuda/error.hpp"
+#include "coprove/runtime/error.hpp"
+#include "coprove/runtime/log.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace coprove::cuda {
+
+std::string_view to_string(completion_bridge::strategy s) noexcept {
+  switch (s) {
+    case completion_bridge::strategy::host_func: return "host_func";
+    case completion_bridge::strategy::event_poller: return "event_poller";
+    case completion_bridge::strategy::mapped_flag: return "mapped_flag";
+  }
+  return "unknown";
+}
+
+namespace detail {
+namespace {
+
+using clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+// How long the poller spins, then yields, after its last progress before it sleeps; and how
+// often it probes devices for a context error while signals wait.
+constexpr auto spin_for = 30us;
+constexpr auto yield_for = 300us;
+constexpr auto max_sleep = 1ms;
+constexpr auto probe_every = 5ms;
+
+void cpu_relax() noexcept {
+#if defined(__x86_64__)
+  _mm_pause();
+#endif
+}
+
+void name_this_thread(const char* name) noexcept {
+  pthread_setname_np(pthread_self(), name);
+  prctl(PR_SET_TIMERSLACK, 1000UL);  // 1 us: short sleeps stay short
+}
+
+std::error_code as_error(cudaError_t e) { return e == cudaSuccess ? std::error_code{} : make_error_code(e); }
+
+cudaError_t stream_device(cudaStream_t s, int* device) noexcept {
+  COPROVE_CUDA_TRY_STATUS(cudaStreamGetDevice(s, device));
+  return cudaSuccess;
+}
+
+// Detects a context error (sticky: every later call returns it) on a device, through an empty
+// stream the bridge owns, so that no user stream is touched from the bridge's thread.
+class device_probe {
+ public:
+  ~device_probe() {
+    for (auto& [device, s] : streams_) {
+      int previous = 0;
+      if (cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(device) == cudaSuccess) {
+        (void)cudaStreamDestroy(s);
+        (void)cudaSetDevice(previous);
+      }
+    }
+    (void)cudaGetLastError();
+  }
+
+  /// cudaSuccess while the device's context is healthy, else its error.
+  cudaError_t check(int device) noexcept {
+    auto it = streams_.find(device);
+    if (it == streams_.end()) {
+      int previous = 0;
+      COPROVE_CUDA_TRY_STATUS(cudaGetDevice(&previous));
+      COPROVE_CUDA_TRY_STATUS(cudaSetDevice(device));
+      cudaStream_t s = nullptr;
+      const cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+      (void)cudaSetDevice(previous);
+      if (e != cudaSuccess) return e;
+      it = streams_.emplace(device, s).first;
+    }
+    (void)cudaGetLastError();
+    const cudaError_t e = cudaStreamQuery(it->second);
+    (void)cudaGetLastError();
+    return e == cudaErrorNotReady ? cudaSuccess : e;
+  }
+
+ private:
+  std::unordered_map<int, cudaStream_t> streams_;
+};
+
+}  // namespace
+
+class bridge_impl {
+ public:
+  virtual ~bridge_impl() = default;
+  virtual void signal_when_done(cudaStream_t s, runtime::completion_signal done) = 0;
+  virtual std::size_t in_flight() const noexcept = 0;
+};
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// host_func
+
+class host_func_bridge final : public bridge_impl {
+ public:
+  host_func_bridge() : state_(std::make_shared<shared_state>()) {
+    watchdog_ = std::thread([state = state_] { watch(*state); });
+  }
+
+  // Waits for the calls in flight (their host functions, or a context error found by the
+  // watchdog), then stops the watchdog.
+  ~host_func_bridge() override {
+    {
+      std::unique_lock lock(state_->mutex);
+      state_->drained.wait(lock, [this] { return state_->pending.empty(); });
+      state_->stopping = true;
+    }
+    state_->wake.notify_all();
+    watchdog_.join();
+  }
+
+  void signal_when_done(cudaStream_t s, runtime::completion_signal done) override {
+    int device = 0;
+    if (const cudaError_t e = stream_device(s, &device); e != cudaSuccess) {
+      done.set(as_error(e));
+      return;
+    }
+    auto* call = new payload{std::move(done), state_, device, {}};
+    bool was_idle = false;
+    {
+      std::lock_guard lock(state_->mutex);
+      was_idle = state_->pending.empty();
+      state_->pending.insert(call);
+    }
+    if (was_idle) state_->wake.notify_all();
+    (void)cudaGetLastError();
+    const cudaError_t e = cudaLaunchHostFunc(s, &on_host_func, call);
+    if (e != cudaSuccess) {
+      {
+        std::lock_guard lock(state_->mutex);
+        state_->pending.erase(call);
+      }
+      state_->drained.notify_all();
+      auto failed = std::move(call->done);
+      delete call;
+      failed.set(as_error(e));
+    }
+  }
+
+  std::size_t in_flight() const noexcept override {
+    std::lock_guard lock(state_->mutex);
+    return state_->pending.size();
+  }
+
+ private:
+  struct payload;
+  struct shared_state {
+    mutable std::mutex mutex;
+    std::condition_variable wake;     // the watchdog: something is pending, or stop
+    std::condition_variable drained;  // the destructor: nothing is pending
+    std::unordered_set<payload*> pending;
+    bool stopping = false;
+  };
+  struct payload {
+    runtime::completion_signal done;
+    std::shared_ptr<shared_state> state;  // keeps the bookkeeping alive for a late host function
+    int device;
+    std::atomic<bool> claimed;  // set by whoever sets `done`: the host function or the watchdog
+  };
+
+  // The host function: only sets the signal (which posts its waiters) and frees its payload.
+  static void CUDART_CB on_host_func(void* p) {
+    auto* call = static_cast<payload*>(p);
+    auto state = call->state;
+    if (!call->claimed.exchange(true)) call->done.set();
+    {
+      std::lock_guard lock(state->mutex);
+      state->pending.erase(call);
+    }
+    state->drained.notify_all();
+    delete call;
+  }
+
+  // Probes the devices with pending calls every few milliseconds; a context error fails their
+  // signals (the driver will never run those host functions).
+  static void watch(shared_state& state) {
+    name_this_thread("coprove-bridge");
+    device_probe probe;
+    std::unique_lock lock(state.mutex);
+    for (;;) {
+      state.wake.wait(lock, [&] { return state.stopping || !state.pending.empty(); });
+      if (state.stopping) return;
+      if (state.wake.wait_for(lock, probe_every, [&] { return state.stopping; })) return;
+      std::vector<int> devices;
+      for (payload* call : state.pending)
+        if (std::find(devices.begin(), devices.end(), call->device) == devices.end()) devices.push_back(call->device);
+      lock.unlock();
+      std::vector<std::pair<int, cudaError_t>> failed;
+      for (int d : devices)
+        if (const cudaError_t e = probe.check(d); e != cudaSuccess) failed.emplace_back(d, e);
+      lock.lock();
+      for (auto [d, e] : failed) {
+        COPROVE_LOG(error, "cuda") << "completion bridge: device " << d << " failed (" << cudaGetErrorName(e)
+                                   << "); failing its pending signals";
+        for (auto it = state.pending.begin(); it != state.pending.end();) {
+          payload* call = *it;
+          if (call->device != d) {
+            ++it;
+            continue;
+          }
+          // The payload stays allocated: a host function that still ran would use it.
+          if (!call->claimed.exchange(true)) call->done.set(as_error(e));
+          it = state.pending.erase(it);
+        }
+      }
+      if (!failed.empty()) state.drained.notify_all();
+    }
+  }
+
+  std::shared_ptr<shared_state> state_;
+  std::thread watchdog_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// event_poller and mapped_flag: one poller thread
+
+class polling_bridge : public bridge_impl {
+ public:
+  std::size_t in_flight() const noexcept override { return in_flight_.load(std::memory_order_relaxed); }
+
+ protected:
+  struct entry {
+    runtime::completion_signal done;
+    int device = 0;
+    cudaEvent_t event = nullptr;   // event_poller
+    unsigned slot = 0;             // mapped_flag
+    unsigned long long seq = 0;    // mapped_flag
+  };
+
+  /// cudaSuccess when the entry's work is done, cudaErrorNotReady while it runs, else the error.
+  virtual cudaError_t poll(const entry& e) noexcept = 0;
+  /// Gives back what the entry held (its event); called on the poller thread.
+  virtual void recycle(entry&) noexcept {}
+  /// True when poll() cannot see context errors by itself (the device must be probed).
+  virtual bool needs_probe() const noexcept = 0;
+
+  void start() { thread_ = std::thread([this] { loop(); }); }
+
+  // Lets the poller finish the signals in flight (work done or failed), then joins it. Called by
+  // the derived destructor while its members still exist.
+  void stop() {
+    {
+      std::lock_guard lock(intake_mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  /// Queues an entry; intake_mutex_ must be held (so that entries of a stream keep call order).
+  void push_locked(cudaStream_t s, entry e) {
+    intake_.emplace_back(s, std::move(e));
+    in_flight_.fetch_add(1, std::memory_order_relaxed);
+    has_intake_.store(true, std::memory_order_release);
+    if (sleeping_) wake_.notify_one();
+  }
+
+  std::mutex intake_mutex_;
+
+ private:
+  void finish(entry& e, cudaError_t result) noexcept {
+    e.done.set(as_error(result));
+    recycle(e);
+    in_flight_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  void loop() {
+    name_this_thread("coprove-bridge");
+    device_probe probe;
+    std::vector<std::pair<cudaStream_t, entry>> incoming;
+    std::unordered_map<cudaStream_t, std::deque<entry>> queues;
+    std::size_t pending = 0;
+    auto last_progress = clock::now();
+    auto last_probe = last_progress;
+    for (;;) {
+      if (has_intake_.load(std::memory_order_acquire)) {
+        {
+          std::lock_guard lock(intake_mutex_);
+          incoming.swap(intake_);
+          has_intake_.store(false, std::memory_order_relaxed);
+        }
+        for (auto& [s, e] : incoming) queues[s].push_back(std::move(e));
+        pending += incoming.size();
+        incoming.clear();
+        last_progress = clock::now();  // new work: poll eagerly again
+      }
+      if (pending == 0) {
+        std::unique_lock lock(intake_mutex_);
+        if (stopping_ && intake_.empty()) return;
+        sleeping_ = true;
+        wake_.wait(lock, [&] { return stopping_ || !intake_.empty(); });
+        sleeping_ = false;
+        continue;
+      }
+
+      bool progress = false;
+      for (auto it = queues.begin(); it != queues.end();) {
+        auto& q = it->second;
+        while (!q.empty()) {
+          const cudaError_t r = poll(q.front());
+          if (r == cudaErrorNotReady) break;
+          finish(q.front(), r);
+          q.pop_front();
+          --pending;
+          progress = true;
+        }
+        it = q.empty() ? queues.erase(it) : std::next(it);
+      }
+      const auto now = clock::now();
+      if (progress) last_progress = now;
+      if (pending == 0) continue;
+
+      if (needs_probe() && now - last_probe >= probe_every) {
+        last_probe = now;
+        std::vector<int> devices;
+        for (auto& [s, q] : queues)
+          for (auto& e : q)
+            if (std::find(devices.begin(), devices.end(), e.device) == devices.end()) devices.push_back(e.device);
+        for (int d : devices) {
+          const cudaError_t err = probe.check(d);
+          if (err == cudaSuccess) continue;
+          COPROVE_LOG(error, "cuda") << "completion bridge: device " << d << " failed (" << cudaGetErrorName(err)
+                                     << "); failing its pending signals";
+          for (auto it = queues.begin(); it != queues.end();) {
+            auto& q = it->second;
+            for (auto e = q.begin(); e != q.end();) {
+              if (e->device == d) {
+                finish(*e, err);
+                e = q.erase(e);
+                --pending;
+              } else {
+                ++e;
+              }
+            }
+            it = q.empty() ? queues.erase(it) : std::next(it);
+          }
+        }
+        continue;
+      }
+
+      // Back off: spin, then yield, then timed sleeps that a new signal cuts short.
+      const auto idle = now - last_progress;
+      if (idle < spin_for) {
+        for (int i = 0; i < 64; ++i) cpu_relax();
+      } else if (idle < yield_for) {
+        sched_yield();
+      } else {
+        const auto nap = std::min<clock::duration>(max_sleep, idle / 8);
+        std::unique_lock lock(intake_mutex_);
+        if (!intake_.empty()) continue;
+        sleeping_ = true;
+        wake_.wait_for(lock, nap, [&] { return !intake_.empty(); });
+        sleeping_ = false;
+      }
+    }
+  }
+
+  std::condition_variable wake_;
+  std::vector<std::pair<cudaStream_t, entry>> intake_;
+  bool sleeping_ = false;
+  bool stopping_ = false;
+  std::atomic<bool> has_intake_{false};
+  std::atomic<std::size_t> in_flight_{0};
+  std::thread thread_;
+};
+
+class event_poller_bridge final : public polling_bridge {
+ public:
+  event_poller_bridge() { start(); }
+
+  ~event_poller_bridge() override {
+    stop();
+    for (auto& [device, events] : free_events_) {
+      for (cudaEvent_t e : events) COPROVE_CUDA_ASSERT_OK(cudaEventDestroy(e));
+    }
+  }
+
+  void signal_when_done(cudaStream_t s, runtime::completion_signal done) override {
+    int device = 0;
+    cudaEvent_t ev = nullptr;
+    cudaError_t e = stream_device(s, &device);
+    if (e == cudaSuccess) e = take_event(device, &ev);
+    if (e == cudaSuccess) {
+      std::lock_guard lock(intake_mutex_);
+      (void)cudaGetLastError();
+      e = cudaEventRecord(ev, s);
+      if (e == cudaSuccess) push_locked(s, entry{std::move(done), device, ev, 0, 0});
+    }
+    if (e != cudaSuccess) {
+      if (ev != nullptr) give_event(device, ev);
+      done.set(as_error(e));
+    }
+  }
+
+ protected:
+  cudaError_t poll(const entry& x) noexcept override {
+    const cudaError_t r = cudaEventQuery(x.event);
+    if (r == cudaErrorNotReady) (void)cudaGetLastError();
+    return r;
+  }
+  void recycle(entry& x) noexcept override {
+    give_event(x.device, x.event);
+    x.event = nullptr;
+  }
+  bool needs_probe() const noexcept override { return false; }
+
+ private:
+  cudaError_t take_event(int device, cudaEvent_t* ev) noexcept {
+    {
+      std::lock_guard lock(events_mutex_);
+      auto& events = free_events_[device];
+      if (!events.empty()) {
+        *ev = events.back();
+        events.pop_back();
+        return cudaSuccess;
+      }
+    }
+    int previous = 0;
+    COPROVE_CUDA_TRY_STATUS(cudaGetDevice(&previous));
+    if (previous != device) COPROVE_CUDA_TRY_STATUS(cudaSetDevice(device));
+    const cudaError_t e = cudaEventCreateWithFlags(ev, cudaEventDisableTiming);
+    if (previous != device) (void)cudaSetDevice(previous);
+    return e;
+  }
+
+  void give_event(int device, cudaEvent_t ev) noexcept {
+    try {
+      std::lock_guard lock(events_mutex_);
+      free_events_[device].push_back(ev);
+    } catch (...) {
+      (void)cudaEventDestroy(ev);
+    }
+  }
+
+  std::mutex events_mutex_;
+  std::unordered_map<int, std::vector<cudaEvent_t>> free_events_;
+};
+
+class mapped_flag_bridge final : public polling_bridge {
+ public:
+  static constexpr unsigned max_streams = 4096;
+
+  mapped_flag_bridge() {
+    COPROVE_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void**>(&flags_host_), max_streams * sizeof(unsigned long long),
+                                   cudaHostAllocMapped | cudaHostAllocPortable));
+    std::memset(flags_host_, 0, max_streams * sizeof(unsigned long long));
+    const cudaError_t e = cudaHostGetDevicePointer(reinterpret_cast<void**>(&flags_device_), flags_host_, 0);
+    if (e != cudaSuccess) {
+      COPROVE_CUDA_ASSERT_OK(cudaFreeHost(flags_host_));
+      detail::throw_cuda_error(e, "cudaHostGetDevicePointer", __FILE__, __LINE__);
+    }
+    start();
+  }
+
+  ~mapped_flag_bridge() override {
+    stop();
+    COPROVE_CUDA_ASSERT_OK(cudaFreeHost(flags_host_));
+  }
+
+  void signal_when_done(cudaStream_t s, runtime::completion_signal done) override {
+    int device = 0;
+    cudaError_t e = stream_device(s, &device);
+    if (e == cudaSuccess) {
+      std::lock_guard lock(intake_mutex_);
+      auto it = slots_.find(s);
+      if (it == slots_.end() && slots_.size() >= max_streams) {
+        e = cudaErrorMemoryAllocation;  // more distinct streams than flags
+      } else {
+        if (it == slots_.end()) it = slots_.emplace(s, stream_slot{static_cast<unsigned>(slots_.size()), 0}).first;
+        const unsigned long long seq = it->second.next_seq + 1;
+        e = launch_on(device, s, flags_device_ + it->second.index, seq);
+        if (e == cudaSuccess) {
+          it->second.next_seq = seq;
+          push_locked(s, entry{std::move(done), device, nullptr, it->second.index, seq});
+        }
+      }
+    }
+    if (e != cudaSuccess) done.set(as_error(e));
+  }
+
+ protected:
+  cudaError_t poll(const entry& x) noexcept override {
+    const unsigned long long seen = reinterpret_cast<volatile unsigned long long*>(flags_host_)[x.slot];
+    if (seen < x.seq) return cudaErrorNotReady;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return cudaSuccess;
+  }
+  bool needs_probe() const noexcept override { return true; }
+
+ private:
+  struct stream_slot {
+    unsigned index;
+    unsigned long long next_seq;
+  };
+
+  // A kernel goes to a stream of the current device: switch for the launch if needed.
+  static cudaError_t launch_on(int device, cudaStream_t s, unsigned long long* flag, unsigned long long seq) noexcept {
+    int previous = 0;
+    COPROVE_CUDA_TRY_STATUS(cudaGetDevice(&previous));
+    if (previous != device) COPROVE_CUDA_TRY_STATUS(cudaSetDevice(device));
+    const cudaError_t e = launch_write_flag(s, flag, seq);
+    if (previous != device) (void)cudaSetDevice(previous);
+    return e;
+  }
+
+  unsigned long long* flags_host_ = nullptr;
+  unsigned long long* flags_device_ = nullptr;
+  std::unordered_map<cudaStream_t, stream_slot> slots_;  // under intake_mutex_
+};
+
+}  // namespace
+}  // namespace detail
+
+completion_bridge::completion_bridge(strategy s) : strategy_(s) {
+  switch (s) {
+    case strategy::host_func: impl_ = std::make_unique<detail::host_func_bridge>(); break;
+    case strategy::event_poller: impl_ = std::make_unique<detail::event_poller_bridge>(); break;
+    case strategy::mapped_flag: impl_ = std::make_unique<detail::mapped_flag_bridge>(); break;
+  }
+}
+
+completion_bridge::~completion_bridge() = default;
+
+void completion_bridge::signal_when_done(cudaStream_t stream, runtime::completion_signal done) {
+  // On a stream being captured into a graph, a host function, event or kernel would become a
+  // graph node and the signal would never be set: refuse instead.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  (void)cudaGetLastError();
+  cudaError_t e = cudaStreamIsCapturing(stream, &capture);
+  if (e == cudaSuccess && capture != cudaStreamCaptureStatusNone) e = cudaErrorStreamCaptureUnsupported;
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    done.set(make_error_code(e));
+    return;
+  }
+  impl_->signal_when_done(stream, std::move(done));
+}
+
+std::size_t completion_bridge::in_flight() const noexcept { return impl_->in_flight(); }
+
+}  // namespace coprove::cuda

@@ -1,0 +1,211 @@
+// The NTT pass kernel and its launcher. One kernel serves every pass of every transform: it loads
+// the lines of its block into shared memory (applying the fused first-pass step), runs the
+// radix-2 decimation-in-frequency butterflies of a DFT of size 2^bits over each line, and stores
+// the outputs in natural order within the line, multiplied by the six-step twiddle (earlier
+// passes) or by the fused last-pass scaling. Index arithmetic lives in ntt_schedule.hpp.
+#include <coprove/cuda/detail/ntt_launch.hpp>
+#include <coprove/cuda/error.hpp>
+#include <coprove/cuda/fr_device.cuh>
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+
+namespace coprove::cuda::detail {
+namespace {
+
+constexpr unsigned threads_per_block = 256;
+
+__device__ __forceinline__ fr_device to_device(const ntt_constant& c) {
+  fr_device v;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) v.limb[i] = c.limbs[i];
+  return v;
+}
+
+/// base^e from the two halves of an exponent table: lo[e & mask] * hi[e >> split].
+__device__ __forceinline__ fr_device power_from_tables(const void* lo, const void* hi, unsigned split,
+                                                       std::uint32_t e) {
+  const fr_device a = fr_load_ldg(static_cast<const fr_device*>(lo) + (e & ((1u << split) - 1u)));
+  const fr_device b = fr_load_ldg(static_cast<const fr_device*>(hi) + (e >> split));
+  return a * b;
+}
+
+__global__ void __launch_bounds__(threads_per_block, 3) ntt_pass_kernel(const ntt_pass_args args) {
+  extern __shared__ uint4 shared_raw[];
+  fr_device* lines = reinterpret_cast<fr_device*>(shared_raw);
+
+  const ntt_pass_shape& shape = args.shape;
+  const unsigned bits = shape.bits;
+  const std::uint32_t len = 1u << bits;
+  const unsigned log_lines = shape.log_lines;
+  const std::uint32_t line_count = 1u << log_lines;
+  const std::uint32_t pitch = len + 1;  // one element of padding per line against bank conflicts
+  const std::uint32_t elements = line_count << bits;
+  const std::uint32_t block = blockIdx.x;
+  const unsigned vec = blockIdx.y;
+
+  // Load: lines of a row are consecutive columns in memory (earlier passes) or contiguous runs
+  // (lo == 0); let consecutive threads read consecutive addresses either way.
+  {
+    const fr_device* src = static_cast<const fr_device*>(args.src[vec]);
+    for (std::uint32_t i = threadIdx.x; i < elements; i += blockDim.x) {
+      std::uint32_t g, t;
+      if (shape.lo == 0) {
+        g = i >> bits;
+        t = i & (len - 1u);
+      } else {
+        g = i & (line_count - 1u);
+        t = i >> log_lines;
+      }
+      const std::uint32_t pos = shape.position(shape.line_of(block, g), t);
+      fr_device v;
+      switch (args.pre) {
+        case ntt_pre::coset:
+          v = fr_load(src + pos) * power_from_tables(args.pre_lo, args.pre_hi, args.split, pos);
+          break;
+        case ntt_pre::quotient: {
+          const fr_device a = fr_load(src + pos);
+          const fr_device b = fr_load(static_cast<const fr_device*>(args.src_b) + pos);
+          const fr_device c = fr_load(static_cast<const fr_device*>(args.src_c) + pos);
+          v = a * b - c;
+          break;
+        }
+        default:
+          v = fr_load(src + pos);
+          break;
+      }
+      fr_store(lines + g * pitch + t, v);
+    }
+  }
+  __syncthreads();
+
+  // Decimation in frequency: natural order in, bit-reversed order out within each line.
+  {
+    const fr_device* roots = static_cast<const fr_device*>(args.tables.roots);
+    const unsigned roots_shift = args.tables.roots_log - bits;
+    const std::uint32_t butterflies = elements >> 1;
+    const std::uint32_t half_len_mask = (len >> 1) - 1u;
+    for (unsigned level = 0; level < bits; ++level) {
+      const unsigned log_half = bits - 1 - level;
+      const std::uint32_t half = 1u << log_half;
+      for (std::uint32_t b = threadIdx.x; b < butterflies; b += blockDim.x) {
+        const std::uint32_t g = b >> (bits - 1);
+        const std::uint32_t bt = b & half_len_mask;
+        const std::uint32_t j = bt & (half - 1u);
+        const std::uint32_t t = ((bt >> log_half) << (log_half + 1)) | j;
+        fr_device* p = lines + g * pitch + t;
+        const fr_device u = fr_load(p);
+        const fr_device v = fr_load(p + half);
+        fr_store(p, u + v);
+        fr_device d = u - v;
+        if (log_half != 0) d = d * fr_load_ldg(roots + ((j << level) << roots_shift));
+        fr_store(p + half, d);
+      }
+      __syncthreads();
+    }
+  }
+
+  // Store output K of each line (it sits at bit-reversed slot K): earlier passes multiply by the
+  // six-step twiddle and keep the line's positions; the last pass writes natural order.
+  {
+    fr_device* dst = static_cast<fr_device*>(args.dst[vec]);
+    const fr_device scale = to_device(args.scale);
+    // Earlier passes: consecutive lines are consecutive columns. The last pass of several: its
+    // lines differ in the digit that lands lowest in the output. A single pass: one line.
+    const bool line_fastest = !(shape.last && shape.passes == 1);
+    for (std::uint32_t i = threadIdx.x; i < elements; i += blockDim.x) {
+      std::uint32_t g, k;
+      if (line_fastest) {
+        g = i & (line_count - 1u);
+        k = i >> log_lines;
+      } else {
+        g = i >> bits;
+        k = i & (len - 1u);
+      }
+      const std::uint32_t line = shape.line_of(block, g);
+      const std::uint32_t slot = __brev(k) >> (32 - bits);
+      fr_device v = fr_load(lines + g * pitch + slot);
+      if (!shape.last) {
+        const std::uint32_t e = shape.twiddle_exponent(line, k);
+        if (e != 0)
+          v = v * power_from_tables(args.tables.twiddle_lo, args.tables.twiddle_hi, args.split, e);
+        fr_store(dst + shape.position(line, k), v);
+      } else {
+        const std::uint32_t index = shape.output_index(line, k);
+        switch (args.post) {
+          case ntt_post::scale:
+            v = v * scale;
+            break;
+          case ntt_post::coset:
+            v = v * power_from_tables(args.post_lo, args.post_hi, args.split, index);
+            break;
+          default:
+            break;
+        }
+        fr_store(dst + index, v);
+      }
+    }
+  }
+}
+
+__global__ void field_ops_kernel(const fr_device* a, const fr_device* b, fr_device* sum,
+                                 fr_device* difference, fr_device* product, std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const fr_device x = fr_load(a + i);
+    const fr_device y = fr_load(b + i);
+    fr_store(sum + i, x + y);
+    fr_store(difference + i, x - y);
+    fr_store(product + i, x * y);
+  }
+}
+
+std::size_t max_shared_bytes() {
+  std::size_t most = 0;
+  for (unsigned log_n = 1; log_n <= 30; ++log_n) {
+    const ntt_schedule s = ntt_schedule::make(log_n);
+    for (unsigned p = 0; p < s.passes; ++p) most = std::max(most, ntt_pass_shared_bytes(s.pass(p)));
+  }
+  return most;
+}
+
+}  // namespace
+
+std::size_t ntt_pass_shared_bytes(const ntt_pass_shape& shape) noexcept {
+  return (std::size_t{1} << shape.log_lines) * ((std::size_t{1} << shape.bits) + 1) * sizeof(fr_device);
+}
+
+void configure_ntt_kernels() {
+  static std::mutex mutex;
+  static std::set<int> configured;
+  int device = 0;
+  COPROVE_CUDA_TRY(cudaGetDevice(&device));
+  const std::lock_guard lock(mutex);
+  if (configured.count(device) != 0) return;
+  COPROVE_CUDA_TRY(cudaFuncSetAttribute(ntt_pass_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(max_shared_bytes())));
+  configured.insert(device);
+}
+
+void launch_ntt_pass(const ntt_pass_args& args, cudaStream_t stream) {
+  const ntt_pass_shape& shape = args.shape;
+  const std::uint32_t elements = (1u << shape.log_lines) << shape.bits;
+  const unsigned threads = std::min<std::uint32_t>(threads_per_block, std::max<std::uint32_t>(1, elements / 2));
+  const dim3 grid(shape.blocks(), args.batch);
+  ntt_pass_kernel<<<grid, threads, ntt_pass_shared_bytes(shape), stream>>>(args);
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+void launch_field_ops_check(const void* a, const void* b, void* sum, void* difference, void* product,
+                            std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  const unsigned threads = 256;
+  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + threads - 1) / threads, 4096));
+  field_ops_kernel<<<blocks, threads, 0, stream>>>(
+      static_cast<const fr_device*>(a), static_cast<const fr_device*>(b), static_cast<fr_device*>(sum),
+      static_cast<fr_device*>(difference), static_cast<fr_device*>(product), n);
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace coprove::cuda::detail

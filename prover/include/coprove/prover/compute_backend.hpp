@@ -1,0 +1,65 @@
+// The compute-backend interface: what the engine needs from a device to turn a partition's a, b, c
+// evaluations into its quotient h. The CUDA backend (cuda/) and the host backend (CPU NTT) both
+// implement it and compute the same math; only composition roots (the coprove binary, tests,
+// benchmarks) choose one.
+#pragma once
+
+#include <coprove/pinned/host_allocator.hpp>
+#include <coprove/prover/domain.hpp>
+#include <coprove/prover/fr.hpp>
+#include <coprove/runtime/completion_signal.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace coprove::prover {
+
+/// One partition's quotient: a, b, c are evaluations over `domain` (natural order, each exactly
+/// domain->size() elements); h receives the coefficients of (A*B - C) / Z (natural order). The
+/// spans point into host buffers that stay valid until the completion signal is set.
+struct quotient_task {
+  std::span<const fr> a, b, c;
+  std::span<fr> h;
+  const evaluation_domain* domain = nullptr;
+};
+
+/// Where a device spent the time of one quotient. A backend without copies reports 0 for them.
+struct gpu_stage_timings {
+  std::uint64_t h2d_ns = 0, compute_ns = 0, d2h_ns = 0;
+};
+
+/// A set of devices, each with a fixed number of worker slots (own stream and device buffers),
+/// that compute quotients asynchronously and report completion through a completion_signal.
+class compute_backend {
+ public:
+  virtual ~compute_backend();
+
+  /// "cuda" or "host".
+  virtual std::string_view name() const noexcept = 0;
+  virtual std::size_t device_count() const noexcept = 0;
+  /// Worker slots per device; work on one slot runs in order, slots of a device overlap.
+  virtual std::size_t worker_slots_per_device() const noexcept = 0;
+  virtual std::vector<std::string> device_names() const = 0;
+  /// The allocator the pinned pool should use for host buffers this backend reads and writes.
+  virtual std::unique_ptr<pinned::host_allocator> make_host_allocator() const = 0;
+
+  /// Enqueues the quotient on (device, slot); sets `done` when h is written (or with the error);
+  /// fills *timings (may be null) before setting done. Throws std::invalid_argument for a device
+  /// or slot out of range or a task whose spans do not match its domain; never blocks on the
+  /// computation.
+  virtual void enqueue_quotient(std::size_t device, std::size_t slot, const quotient_task& task,
+                                gpu_stage_timings* timings, runtime::completion_signal done) = 0;
+};
+
+/// The host (CPU) backend: `devices` x `slots_per_device` worker slots computing
+/// prover::compute_quotient; `threads` worker threads in all (0 = one per slot).
+std::unique_ptr<compute_backend> make_host_backend(std::size_t devices = 1,
+                                                   std::size_t slots_per_device = 2,
+                                                   std::size_t threads = 0);
+
+}  // namespace coprove::prover

@@ -1,0 +1,213 @@
+// The engine: proves jobs (a circuit, its size, a number of partitions, a seed) by driving every
+// partition through the pipeline GPU slot -> memory reservation -> pinned buffers -> synthesis ->
+// GPU worker -> evaluation record, with C++20 coroutines on a control executor, and releases in
+// reverse. It owns the memory plan, the pinned pool, the PCE cache and the dispatch state; the
+// compute backend is chosen by the caller. This is the in-process async API (Asio completion
+// tokens: use_awaitable, use_future, callbacks, deferred).
+#pragma once
+
+#include <coprove/prover/compute_backend.hpp>
+#include <coprove/prover/dispatch.hpp>
+#include <coprove/prover/evaluation.hpp>
+#include <coprove/prover/memory_plan.hpp>
+#include <coprove/prover/pce.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/json/object.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <type_traits>
+#include <vector>
+
+namespace coprove::runtime {
+class trace_writer;
+}
+
+namespace coprove::prover {
+
+/// Why a job failed; the job's status carries the full message.
+enum class engine_errc {
+  synthesis_failed = 1,  ///< a circuit or the PCE threw while filling a, b, c
+  backend_failed,        ///< the compute backend refused or failed the quotient
+  verification_failed,   ///< an evaluation record did not verify
+  shut_down,             ///< the engine stopped before the job finished
+  unknown_job,           ///< no job has this id
+};
+const std::error_category& engine_category() noexcept;
+std::error_code make_error_code(engine_errc e) noexcept;
+
+struct engine_config {
+  dispatch_policy policy = dispatch_policy::semaphore;
+  std::size_t depth_per_device = 0;  ///< partitions admitted per device; 0 = 2 x worker slots
+  std::chrono::milliseconds poll_interval{5};  ///< poll policy: how often it looks
+  std::size_t poll_queue_limit = 4;  ///< poll policy: admit while fewer are queued for the GPU
+  pce_policy pce = pce_policy::wait;
+  std::size_t synthesis_threads = 0;    ///< CPU pool for synthesis and evaluation; 0 = hardware
+  std::size_t memory_budget_bytes = 0;  ///< the memory plan's total; 0 = auto from free memory
+  bool pageable_fallback = false;  ///< pinned pool may hand out pageable buffers when exhausted
+  std::size_t prewarm_partitions = 0;  ///< pinned buffer sets allocated at start; 0 = depth
+  bool trace = false;                  ///< record a Chrome trace of every stage
+  std::size_t trace_max_events = 1 << 20;
+  /// The largest partition the memory plan sizes buffers for; bigger requests are rejected.
+  unsigned max_log_constraints = 16;
+  /// The circuit the memory plan sizes the PCE cache and synthesis working set for.
+  std::string plan_circuit = "mimc";
+  /// The most partitions one job may ask for (its results are held until it is awaited).
+  std::size_t max_partitions_per_job = 4096;
+  /// Fault injection for tests: called on the synthesis thread before each synthesis; an
+  /// exception it throws fails that job like a failing circuit would.
+  std::function<void(std::uint64_t job_id, std::size_t partition)> synthesis_hook;
+};
+
+struct prove_request {
+  std::string circuit = "mimc";
+  unsigned log_constraints = 16;
+  std::size_t partitions = 16;
+  std::uint64_t seed = 1;
+};
+
+/// Nanoseconds per stage of one partition. queue_wait: submission to admission; gpu_queue:
+/// synthesized to on a worker slot; total: submission to verified record.
+struct partition_timings {
+  std::uint64_t queue_wait_ns = 0, synthesis_ns = 0, h2d_ns = 0, gpu_compute_ns = 0, d2h_ns = 0,
+                total_ns = 0;
+  std::uint64_t gpu_queue_ns = 0, evaluation_ns = 0;
+};
+
+struct partition_result {
+  std::size_t index = 0;
+  evaluation_record record;
+  bool verified = false;
+  bool is_pinned = false;
+  bool pce_used = false;
+  int device = -1;
+  partition_timings timings;
+  std::size_t slot = 0;                ///< the worker slot of `device` that computed it
+  std::uint64_t dispatch_sequence = 0;  ///< order of admission across all jobs (0-based)
+};
+
+struct prove_result {
+  std::uint64_t job_id = 0;
+  prove_request request;
+  std::vector<partition_result> partitions;  ///< by partition index
+  std::uint64_t total_ns = 0;
+  boost::json::object to_json() const;
+};
+
+enum class job_state { queued, running, done, failed, cancelled };
+std::string_view to_string(job_state state) noexcept;
+
+struct job_status {
+  std::uint64_t job_id = 0;
+  job_state state = job_state::queued;
+  std::size_t partitions = 0, completed = 0;
+  std::string error;
+  boost::json::object to_json() const;
+};
+
+namespace detail {
+class engine_core;
+}
+
+/// Thread model: the engine's state lives on the control executor; every public method may be
+/// called from any thread (work is posted to the control executor). Handlers complete on their
+/// associated executor, or the control executor when they have none. Destroying the engine
+/// cancels what is still running and waits for it to release everything; it must not be called
+/// from the control executor's thread while that executor is needed to finish (run the
+/// io_context until async_shutdown completes first).
+class engine {
+ public:
+  using prove_signature = void(std::error_code, prove_result);
+  using prove_handler = boost::asio::any_completion_handler<prove_signature>;
+  using shutdown_handler = boost::asio::any_completion_handler<void(std::error_code)>;
+
+  /// Computes the memory plan and sets up the pinned pool; throws memory_plan_error when the plan
+  /// does not fit and std::invalid_argument naming a bad config field.
+  engine(boost::asio::any_io_executor control, engine_config cfg,
+         std::unique_ptr<compute_backend> backend);
+  ~engine();
+  engine(const engine&) = delete;
+  engine& operator=(const engine&) = delete;
+
+  /// Submits and awaits a job. Throws std::invalid_argument naming the field for a bad request
+  /// (at the call). Completes with the result once every partition's record is verified, or with
+  /// an engine_errc / operation_aborted (cancelled) error and the partitions done so far. A
+  /// per-operation cancellation (terminal or partial) cancels the job.
+  template <boost::asio::completion_token_for<prove_signature> Token =
+                boost::asio::default_completion_token_t<boost::asio::any_io_executor>>
+  auto async_prove(prove_request request, Token&& token) {
+    validate(request);
+    return boost::asio::async_initiate<Token, prove_signature>(
+        [this](auto handler, prove_request req) {
+          start_prove(std::move(req), prove_handler(std::move(handler)));
+        },
+        token, std::move(request));
+  }
+
+  /// Validates (throws std::invalid_argument naming the field) and queues a job; returns its id.
+  std::uint64_t submit(prove_request request);
+
+  /// Awaits a submitted job's result (same completion as async_prove); an unknown id completes
+  /// with runtime::errc::invalid_argument. Cancelling the wait does not cancel the job.
+  template <boost::asio::completion_token_for<prove_signature> Token =
+                boost::asio::default_completion_token_t<boost::asio::any_io_executor>>
+  auto async_await(std::uint64_t job_id, Token&& token) {
+    return boost::asio::async_initiate<Token, prove_signature>(
+        [this](auto handler, std::uint64_t id) { start_await(id, prove_handler(std::move(handler))); },
+        token, job_id);
+  }
+
+  /// Cancels a queued or running job: every permit, byte and buffer it holds is returned once
+  /// its in-flight device work has finished. False if the id is unknown or the job has ended.
+  bool cancel(std::uint64_t job_id);
+
+  std::optional<job_status> status(std::uint64_t job_id) const;
+  /// The memory plan, pool, queues, devices, dispatch maxima and PCE statistics, now.
+  boost::json::object status_json() const;
+  /// The cumulative run report (backend, partitions, verified, failed, throughput, dispatch.*,
+  /// pinned_pool.*, pce.*, gpu_busy_fraction, stage percentiles).
+  boost::json::object report_json() const;
+  /// Forgets the dispatch maxima, latency histograms and throughput window (between benchmark
+  /// phases); jobs and pool stay as they are.
+  void reset_report();
+
+  const memory_plan& plan() const;
+  const compute_backend& backend() const;
+  const engine_config& config() const;
+  /// The depth D per device the semaphore policy admits.
+  std::size_t depth_per_device() const noexcept;
+  /// Null when tracing is off.
+  runtime::trace_writer* trace();
+
+  /// Stops admitting new jobs; with `drain` waits for the running ones, otherwise cancels them;
+  /// completes once nothing is in flight.
+  template <boost::asio::completion_token_for<void(std::error_code)> Token =
+                boost::asio::default_completion_token_t<boost::asio::any_io_executor>>
+  auto async_shutdown(bool drain, Token&& token) {
+    return boost::asio::async_initiate<Token, void(std::error_code)>(
+        [this](auto handler, bool d) { start_shutdown(d, shutdown_handler(std::move(handler))); },
+        token, drain);
+  }
+
+ private:
+  void validate(const prove_request& request) const;
+  void start_prove(prove_request request, prove_handler handler);
+  void start_await(std::uint64_t job_id, prove_handler handler);
+  void start_shutdown(bool drain, shutdown_handler handler);
+
+  std::shared_ptr<detail::engine_core> core_;
+};
+
+}  // namespace coprove::prover
+
+template <>
+struct std::is_error_code_enum<coprove::prover::engine_errc> : std::true_type {};

@@ -1,0 +1,108 @@
+// The host backend: quotients computed by prover::compute_quotient on CPU worker threads, one
+// strand per worker slot so that a slot's work runs in order like a CUDA stream, completing the
+// same completion signals as the CUDA backend.
+#include <coprove/prover/host_backend.hpp>
+
+#include <coprove/prover/engine.hpp>
+#include <coprove/prover/quotient.hpp>
+#include <coprove/runtime/log.hpp>
+#include <coprove/runtime/trace.hpp>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <exception>
+#include <stdexcept>
+#include <string>
+
+namespace coprove::prover {
+
+namespace detail {
+
+struct host_backend_state {
+  using strand_type = boost::asio::strand<boost::asio::thread_pool::executor_type>;
+
+  host_backend_state(std::size_t d, std::size_t s, std::size_t threads)
+      : devices(d), slots(s), workers(threads) {
+    strands.reserve(d * s);
+    for (std::size_t i = 0; i < d * s; ++i) strands.push_back(boost::asio::make_strand(workers));
+  }
+
+  std::size_t devices;
+  std::size_t slots;
+  boost::asio::thread_pool workers;
+  std::vector<strand_type> strands;  // device * slots + slot
+};
+
+}  // namespace detail
+
+host_backend::host_backend(std::size_t devices, std::size_t slots, std::size_t threads) {
+  if (devices == 0) throw std::invalid_argument("host backend: devices must be at least 1");
+  if (slots == 0) throw std::invalid_argument("host backend: slots_per_device must be at least 1");
+  if (threads == 0) threads = devices * slots;
+  state_ = std::make_unique<detail::host_backend_state>(devices, slots, threads);
+}
+
+host_backend::~host_backend() {
+  // Lets every enqueued quotient finish (and set its signal) before the threads go away.
+  state_->workers.join();
+}
+
+std::string_view host_backend::name() const noexcept { return "host"; }
+
+std::size_t host_backend::device_count() const noexcept { return state_->devices; }
+
+std::size_t host_backend::worker_slots_per_device() const noexcept { return state_->slots; }
+
+std::vector<std::string> host_backend::device_names() const {
+  std::vector<std::string> names;
+  for (std::size_t d = 0; d < state_->devices; ++d) names.push_back("host cpu " + std::to_string(d));
+  return names;
+}
+
+std::unique_ptr<pinned::host_allocator> host_backend::make_host_allocator() const {
+  return pinned::make_pageable_allocator();
+}
+
+void host_backend::enqueue_quotient(std::size_t device, std::size_t slot, const quotient_task& task,
+                                    gpu_stage_timings* timings, runtime::completion_signal done) {
+  if (device >= state_->devices)
+    throw std::invalid_argument("host backend: device " + std::to_string(device) + " out of range (" +
+                                std::to_string(state_->devices) + " devices)");
+  if (slot >= state_->slots)
+    throw std::invalid_argument("host backend: slot " + std::to_string(slot) + " out of range (" +
+                                std::to_string(state_->slots) + " slots per device)");
+  if (task.domain == nullptr) throw std::invalid_argument("host backend: quotient task without a domain");
+  const std::size_t n = task.domain->size();
+  if (task.a.size() != n || task.b.size() != n || task.c.size() != n || task.h.size() != n)
+    throw std::invalid_argument("host backend: quotient task spans must each hold " + std::to_string(n) +
+                                " elements");
+
+  boost::asio::post(state_->strands[device * state_->slots + slot],
+                    [task, timings, done, device, slot]() mutable {
+                      const std::uint64_t start = runtime::trace_writer::now_ns();
+                      std::error_code result;
+                      try {
+                        compute_quotient(task.a, task.b, task.c, task.h, *task.domain);
+                      } catch (const std::exception& e) {
+                        runtime::log_fields fields;
+                        fields.device = static_cast<int>(device);
+                        COPROVE_LOG_F(error, "backend", fields)
+                            << "host quotient on slot " << slot << " failed: " << e.what();
+                        result = make_error_code(engine_errc::backend_failed);
+                      }
+                      if (timings != nullptr) {
+                        *timings = gpu_stage_timings{};
+                        timings->compute_ns = runtime::trace_writer::now_ns() - start;
+                      }
+                      done.set(result);
+                    });
+}
+
+std::unique_ptr<compute_backend> make_host_backend(std::size_t devices, std::size_t slots_per_device,
+                                                   std::size_t threads) {
+  return std::make_unique<host_backend>(devices, slots_per_device, threads);
+}
+
+}  // namespace coprove::prover

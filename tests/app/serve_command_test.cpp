@@ -1,0 +1,237 @@
+// `coprove serve` with a real client: curl over the Unix socket. Submit, await, cancel, status,
+// metrics, health; every bad input gets a 4xx JSON error and leaves the service serving with
+// nothing lost; SIGTERM with a job in flight drains (or cancels) it and exits 0.
+#include "app_test_support.hpp"
+
+#include <coprove/prover/evaluation.hpp>
+
+using namespace coprove::test;
+namespace json = boost::json;
+
+namespace {
+
+// A running `coprove serve` on a socket in its own scratch directory.
+class served {
+ public:
+  explicit served(std::vector<std::string> extra = {}) : socket_(dir_.file("s.sock")) {
+    std::vector<std::string> argv = {COPROVE_BINARY, "serve", "--listen", "unix:" + socket_, "--backend", "host",
+                                     "--log-constraints", "10", "--partitions", "2", "--log-level", "warning"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    process_ = std::make_unique<child_process>(argv, dir_.file("serve.out"), dir_.file("serve.err"));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (process_->out().find("listening on") == std::string::npos) {
+      if (!process_->running() || std::chrono::steady_clock::now() > deadline) {
+        FAIL("coprove serve did not start: " << process_->err());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  http_reply request(const std::string& method, const std::string& target,
+                     const std::optional<std::string>& body = std::nullopt) {
+    return curl(dir_, socket_, method, target, body);
+  }
+  // Submits a job and returns its id.
+  std::uint64_t submit(const std::string& body) {
+    const auto reply = request("POST", "/v1/jobs", body);
+    INFO(reply.body);
+    REQUIRE(reply.status == 202);
+    return reply.json().at("job_id").to_number<std::uint64_t>();
+  }
+  child_process& process() { return *process_; }
+  const scratch_dir& dir() const { return dir_; }
+  const std::string& socket() const { return socket_; }
+
+ private:
+  scratch_dir dir_;
+  std::string socket_;
+  std::unique_ptr<child_process> process_;
+};
+
+// Every record of a result verifies and every partition is there.
+void check_result_verifies(const json::value& result, std::size_t partitions, std::size_t n) {
+  const auto& parts = result.at("partitions").as_array();
+  REQUIRE(parts.size() == partitions);
+  for (const auto& p : parts) CHECK(coprove::prover::verify(coprove::prover::record_from_json(p.at("record")), n));
+}
+
+// The engine holds nothing once idle: every GPU slot, reserved byte and pinned buffer is back.
+void check_idle_and_whole(served& s) {
+  const auto status = s.request("GET", "/v1/status");
+  REQUIRE(status.status == 200);
+  const auto v = status.json();
+  INFO(status.body);
+  CHECK(v.at("gpu_slots").at("available") == v.at("gpu_slots").at("capacity"));
+  CHECK(v.at("memory_reservation").at("available_bytes") == v.at("memory_reservation").at("capacity_bytes"));
+  CHECK(v.at("pinned_pool").at("bytes_in_use").to_number<std::uint64_t>() == 0);
+  CHECK(v.at("dispatch").at("in_flight").to_number<std::uint64_t>() == 0);
+}
+
+}  // namespace
+
+TEST_CASE("serve: submit, await the result, status, health and metrics", "[app][serve][cpu]") {
+  served s;
+  const auto health = s.request("GET", "/healthz");
+  CHECK(health.status == 200);
+  CHECK(health.json().at("status") == "ok");
+
+  const auto id = s.submit(R"({"circuit": "mimc", "log_constraints": 10, "partitions": 3, "seed": 5})");
+  const auto result = s.request("GET", "/v1/jobs/" + std::to_string(id) + "/result?wait=60");
+  INFO(result.body);
+  REQUIRE(result.status == 200);
+  check_result_verifies(result.json(), 3, 1024);
+  CHECK(result.json().at("request").at("seed").to_number<int>() == 5);
+
+  const auto status = s.request("GET", "/v1/jobs/" + std::to_string(id));
+  CHECK(status.status == 200);
+  CHECK(status.json().at("state") == "done");
+  CHECK(status.json().at("completed").to_number<int>() == 3);
+
+  // A job with the defaults the server was started with (2 partitions of 2^10), awaited without
+  // waiting first (202 while it runs), then saved and checked with `coprove verify`.
+  const auto defaults_id = s.submit("{}");
+  http_reply saved;
+  for (int attempt = 0; attempt < 600; ++attempt) {
+    saved = s.request("GET", "/v1/jobs/" + std::to_string(defaults_id) + "/result");
+    if (saved.status != 202) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(saved.status == 200);
+  write_file(s.dir().file("result.json"), saved.body);
+  CHECK(run_coprove({"verify", s.dir().file("result.json")}, s.dir()).exit_code == 0);
+
+  const auto service = s.request("GET", "/v1/status");
+  REQUIRE(service.status == 200);
+  for (const char* key : {"backend", "devices", "memory_plan", "pinned_pool", "dispatch", "pce"}) {
+    INFO(key);
+    CHECK(service.json().as_object().contains(key));
+  }
+  const auto metrics = s.request("GET", "/metrics");
+  CHECK(metrics.status == 200);
+  CHECK(metrics.body.find("# TYPE") != std::string::npos);
+  CHECK(metrics.body.find("coprove_http_requests_total{endpoint=\"submit_job\",status=\"202\"}") != std::string::npos);
+  check_idle_and_whole(s);
+
+  s.process().signal(SIGTERM);
+  CHECK(s.process().wait(std::chrono::seconds(30)) == 0);
+  CHECK_FALSE(std::filesystem::exists(s.socket()));
+}
+
+TEST_CASE("serve: every bad input gets a 4xx JSON error and the service keeps serving", "[app][serve][cpu]") {
+  served s;
+  struct bad_case {
+    std::string method, target;
+    std::optional<std::string> body;
+    int status;
+    std::string code;
+  };
+  const std::vector<bad_case> cases = {
+      {"POST", "/v1/jobs", std::string("{\"partitions\": 2"), 400, "malformed_json"},
+      {"POST", "/v1/jobs", std::string("not json at all"), 400, "malformed_json"},
+      {"POST", "/v1/jobs", std::string(""), 400, "malformed_json"},
+      {"POST", "/v1/jobs", std::string("[1]"), 400, "invalid_type"},
+      {"POST", "/v1/jobs", std::string(R"({"partitions": "2"})"), 400, "invalid_type"},
+      {"POST", "/v1/jobs", std::string(R"({"log_constraints": 10.5})"), 400, "invalid_type"},
+      {"POST", "/v1/jobs", std::string(R"({"priority": 1})"), 400, "unknown_field"},
+      {"POST", "/v1/jobs", std::string(R"({"circuit": "sha256"})"), 422, "unknown_circuit"},
+      {"POST", "/v1/jobs", std::string(R"({"log_constraints": 16})"), 422, "exceeds_memory_plan"},
+      {"POST", "/v1/jobs", std::string(R"({"log_constraints": 4})"), 422, "out_of_range"},
+      {"POST", "/v1/jobs", std::string(R"({"partitions": 0})"), 422, "out_of_range"},
+      {"POST", "/v1/jobs", std::string(R"({"partitions": 1000000})"), 422, "out_of_range"},
+      {"POST", "/v1/jobs", std::string(70 * 1024, ' '), 413, "body_too_large"},
+      {"GET", "/v1/jobs/987654", std::nullopt, 404, "unknown_job"},
+      {"GET", "/v1/jobs/987654/result?wait=1", std::nullopt, 404, "unknown_job"},
+      {"DELETE", "/v1/jobs/987654", std::nullopt, 404, "unknown_job"},
+      {"GET", "/v1/jobs/xyz", std::nullopt, 404, "unknown_job"},
+      {"GET", "/v1/jobs/1/result?wait=-2", std::nullopt, 400, "invalid_parameter"},
+      {"GET", "/v1/jobs/1/result?tail=1", std::nullopt, 400, "unknown_parameter"},
+      {"GET", "/v2/status", std::nullopt, 404, "not_found"},
+      {"PUT", "/v1/jobs", std::nullopt, 405, "method_not_allowed"},
+      {"GET", "/v1/jobs", std::nullopt, 405, "method_not_allowed"},
+  };
+  for (const auto& c : cases) {
+    const auto reply = s.request(c.method, c.target, c.body);
+    INFO(c.method << " " << c.target << " " << (c.body ? c.body->substr(0, 60) : "") << " -> " << reply.status << " "
+                  << reply.body);
+    CHECK(reply.status == c.status);
+    CHECK(reply.error_code() == c.code);
+  }
+  REQUIRE(s.process().running());
+
+  // Nothing was admitted by the refusals, and the service still proves.
+  const auto service = s.request("GET", "/v1/status").json();
+  const auto& jobs = service.at("jobs");
+  CHECK(jobs.at("queued").to_number<int>() + jobs.at("running").to_number<int>() + jobs.at("finished").to_number<int>() == 0);
+  const auto id = s.submit(R"({"partitions": 2})");
+  const auto result = s.request("GET", "/v1/jobs/" + std::to_string(id) + "/result?wait=60");
+  REQUIRE(result.status == 200);
+  check_result_verifies(result.json(), 2, 1024);
+  check_idle_and_whole(s);
+  CHECK(s.request("GET", "/healthz").status == 200);
+}
+
+TEST_CASE("serve: a cancelled job returns everything it held", "[app][serve][cpu]") {
+  served s;
+  const auto id = s.submit(R"({"partitions": 400})");
+  const auto cancel = s.request("DELETE", "/v1/jobs/" + std::to_string(id));
+  INFO(cancel.body);
+  REQUIRE(cancel.status == 202);
+  const auto result = s.request("GET", "/v1/jobs/" + std::to_string(id) + "/result?wait=60");
+  CHECK(result.status == 409);
+  CHECK(result.error_code() == "job_cancelled");
+  CHECK(s.request("GET", "/v1/jobs/" + std::to_string(id)).json().at("state") == "cancelled");
+  // Cancelling again: the job has ended.
+  const auto again = s.request("DELETE", "/v1/jobs/" + std::to_string(id));
+  CHECK(again.status == 409);
+  CHECK(again.error_code() == "job_finished");
+  check_idle_and_whole(s);
+
+  // A result request that waits less than the job takes answers 202 with the job's status.
+  const auto slow = s.submit(R"({"partitions": 400})");
+  const auto early = s.request("GET", "/v1/jobs/" + std::to_string(slow) + "/result?wait=0.05");
+  CHECK(early.status == 202);
+  CHECK(early.json().at("job_id").to_number<std::uint64_t>() == slow);
+  CHECK(s.request("DELETE", "/v1/jobs/" + std::to_string(slow)).status == 202);
+}
+
+TEST_CASE("serve: SIGTERM with a job in flight drains it and exits 0", "[app][serve][cpu]") {
+  served s;
+  const auto id = s.submit(R"({"partitions": 200})");
+  // A client waiting for the result while the service shuts down.
+  child_process waiter({"curl", "-s", "--max-time", "120", "--unix-socket", s.socket(), "-o", s.dir().file("drained.json"),
+                        "-w", "%{http_code}", "http://localhost/v1/jobs/" + std::to_string(id) + "/result?wait=120"},
+                       s.dir().file("waiter.out"), s.dir().file("waiter.err"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto state = s.request("GET", "/v1/jobs/" + std::to_string(id)).json().at("state");
+  CHECK((state == "running" || state == "queued"));
+  s.process().signal(SIGTERM);
+  CHECK(s.process().wait(std::chrono::seconds(120)) == 0);
+  CHECK(waiter.wait(std::chrono::seconds(30)) == 0);
+  CHECK(waiter.out() == "200");
+  check_result_verifies(json::parse(read_file(s.dir().file("drained.json"))), 200, 1024);
+  CHECK_FALSE(std::filesystem::exists(s.socket()));
+}
+
+TEST_CASE("serve: SIGTERM with --on-shutdown cancel cancels the job in flight and exits 0", "[app][serve][cpu]") {
+  served s({"--on-shutdown", "cancel"});
+  const auto id = s.submit(R"({"partitions": 1000})");
+  child_process waiter({"curl", "-s", "--max-time", "120", "--unix-socket", s.socket(), "-o", s.dir().file("cancelled.json"),
+                        "-w", "%{http_code}", "http://localhost/v1/jobs/" + std::to_string(id) + "/result?wait=120"},
+                       s.dir().file("waiter.out"), s.dir().file("waiter.err"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  s.process().signal(SIGTERM);
+  CHECK(s.process().wait(std::chrono::seconds(60)) == 0);
+  CHECK(waiter.wait(std::chrono::seconds(30)) == 0);
+  CHECK(waiter.out() == "409");
+  CHECK(read_file(s.dir().file("cancelled.json")).find("job_cancelled") != std::string::npos);
+}
+
+TEST_CASE("serve: a second server on a live socket is refused, a stale socket is replaced", "[app][serve][cpu]") {
+  served s;
+  const auto second = run_coprove({"serve", "--listen", "unix:" + s.socket(), "--backend", "host", "--log-constraints", "10",
+                               "--log-level", "error"},
+                              s.dir(), std::chrono::seconds(30));
+  CHECK(second.exit_code == 2);
+  CHECK(second.err.find("another server") != std::string::npos);
+  CHECK(s.request("GET", "/healthz").status == 200);
+}

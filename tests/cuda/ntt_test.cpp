@@ -1,0 +1,368 @@
+// The GPU field arithmetic, NTTs and quotient against their CPU twins, bit for bit, on fresh random
+// inputs; and, without a GPU, the pass schedule run on the host against the CPU transforms (the
+// index arithmetic is shared with the kernels, so this catches a wrong decomposition early).
+#include <coprove/cuda/ntt.hpp>
+
+#include <coprove/cuda/detail/ntt_launch.hpp>
+#include <coprove/cuda/detail/ntt_schedule.hpp>
+#include <coprove/prover/domain.hpp>
+#include <coprove/prover/fr.hpp>
+#include <coprove/prover/ntt.hpp>
+#include <coprove/prover/parallel.hpp>
+#include <coprove/prover/quotient.hpp>
+
+#include <catch2/catch.hpp>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using coprove::prover::fr;
+namespace detail = coprove::cuda::detail;
+
+/// Fresh random elements, generated in parallel from per-chunk seeds drawn from `seed`.
+std::vector<fr> random_elements(std::size_t n, std::uint64_t seed) {
+  std::vector<fr> out(n);
+  constexpr std::size_t chunk = 1 << 14;
+  std::vector<std::uint64_t> seeds((n + chunk - 1) / chunk);
+  std::mt19937_64 root(seed);
+  for (auto& s : seeds) s = root();
+  coprove::prover::parallel_for(0, seeds.size(), [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t c = lo; c < hi; ++c) {
+      std::mt19937_64 gen(seeds[c]);
+      const std::size_t end = std::min(n, (c + 1) * chunk);
+      for (std::size_t i = c * chunk; i < end; ++i) out[i] = fr::random(gen);
+    }
+  });
+  return out;
+}
+
+std::uint64_t fresh_seed() {
+  static std::random_device device;
+  return (std::uint64_t{device()} << 32) ^ device();
+}
+
+/// Empty when equal; otherwise the count of differing elements and the first few indices.
+std::string differences(const std::vector<fr>& got, const std::vector<fr>& want) {
+  if (got.size() != want.size()) return "sizes differ";
+  std::size_t count = 0;
+  std::ostringstream first;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (got[i] != want[i]) {
+      if (count < 4) first << " [" << i << "] got " << got[i].to_hex() << " want " << want[i].to_hex();
+      ++count;
+    }
+  }
+  if (count == 0) return {};
+  return std::to_string(count) + " of " + std::to_string(got.size()) + " differ:" + first.str();
+}
+
+// ---- The host model of the passes -------------------------------------------------------------
+
+std::vector<fr> powers(const fr& base, std::size_t count) {
+  std::vector<fr> out(count);
+  fr x = fr::one();
+  for (auto& v : out) {
+    v = x;
+    x *= base;
+  }
+  return out;
+}
+
+std::uint32_t bit_reverse(std::uint32_t x, unsigned bits) {
+  std::uint32_t r = 0;
+  for (unsigned i = 0; i < bits; ++i) r |= ((x >> i) & 1u) << (bits - 1 - i);
+  return r;
+}
+
+/// Runs the passes of the schedule over `data` exactly as the kernel orders them (same lines,
+/// same butterflies, same table indexing), with omega = `omega`; no fused steps.
+void model_transform(std::vector<fr>& data, const fr& omega) {
+  const std::size_t n = data.size();
+  unsigned log_n = 0;
+  while ((std::size_t{1} << log_n) < n) ++log_n;
+  const auto schedule = detail::ntt_schedule::make(log_n);
+  const unsigned roots_log = schedule.bits[0];
+  const auto roots = powers(omega.pow(static_cast<std::uint64_t>(n >> roots_log)), std::size_t{1} << (roots_log - 1));
+  const unsigned split = (log_n + 1) / 2;
+  const auto tw_lo = powers(omega, std::size_t{1} << split);
+  const auto tw_hi = powers(omega.pow(std::uint64_t{1} << split), std::size_t{1} << (log_n - split));
+  std::vector<fr> scratch(schedule.passes > 1 ? n : 0);
+  for (unsigned p = 0; p < schedule.passes; ++p) {
+    const auto shape = schedule.pass(p);
+    const std::vector<fr>& src = p == 0 ? data : scratch;
+    std::vector<fr> out(n);  // a pass never reads what it writes: model it out of place
+    const std::uint32_t len = 1u << shape.bits;
+    const std::uint32_t lines = 1u << shape.log_lines;
+    std::vector<fr> x(len);
+    for (std::uint32_t block = 0; block < shape.blocks(); ++block) {
+      for (std::uint32_t g = 0; g < lines; ++g) {
+        const std::uint32_t line = shape.line_of(block, g);
+        for (std::uint32_t t = 0; t < len; ++t) x[t] = src[shape.position(line, t)];
+        for (unsigned level = 0; level < shape.bits; ++level) {
+          const unsigned log_half = shape.bits - 1 - level;
+          const std::uint32_t half = 1u << log_half;
+          for (std::uint32_t bt = 0; bt < len / 2; ++bt) {
+            const std::uint32_t j = bt & (half - 1u);
+            const std::uint32_t t = ((bt >> log_half) << (log_half + 1)) | j;
+            const fr u = x[t], v = x[t + half];
+            x[t] = u + v;
+            fr d = u - v;
+            if (log_half != 0) d *= roots[(j << level) << (roots_log - shape.bits)];
+            x[t + half] = d;
+          }
+        }
+        for (std::uint32_t k = 0; k < len; ++k) {
+          fr v = x[bit_reverse(k, shape.bits)];
+          if (!shape.last) {
+            const std::uint32_t e = shape.twiddle_exponent(line, k);
+            v *= tw_lo[e & ((1u << split) - 1u)] * tw_hi[e >> split];
+            out[shape.position(line, k)] = v;
+          } else {
+            out[shape.output_index(line, k)] = v;
+          }
+        }
+      }
+    }
+    if (shape.last) data = std::move(out);
+    else scratch = std::move(out);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the NTT pass schedule covers every level once and stays within a block", "[cuda][ntt][cpu]") {
+  for (unsigned log_n = 1; log_n <= 30; ++log_n) {
+    const auto s = detail::ntt_schedule::make(log_n);
+    unsigned total = 0;
+    for (unsigned p = 0; p < s.passes; ++p) {
+      const auto shape = s.pass(p);
+      CHECK(shape.bits >= 1);
+      CHECK(shape.bits <= detail::ntt_max_pass_bits);
+      CHECK((std::size_t{1} << (shape.bits + shape.log_lines)) <= detail::ntt_block_elements);
+      CHECK(std::uint64_t{shape.blocks()} << (shape.bits + shape.log_lines) == std::uint64_t{1} << log_n);
+      total += shape.bits;
+    }
+    CHECK(total == log_n);
+    CHECK(s.passes <= detail::ntt_max_passes);
+  }
+}
+
+TEST_CASE("the NTT passes modelled on the host equal the CPU transforms", "[cuda][ntt][cpu]") {
+  for (unsigned log_n : {1u, 2u, 3u, 5u, 8u, 11u, 12u, 13u, 15u, 17u}) {
+    CAPTURE(log_n);
+    const coprove::prover::evaluation_domain domain(std::size_t{1} << log_n);
+    const auto input = random_elements(domain.size(), fresh_seed());
+    auto want = input;
+    coprove::prover::ntt(want, domain);
+    auto got = input;
+    model_transform(got, domain.omega());
+    INFO(differences(got, want));
+    CHECK(got == want);
+  }
+}
+
+TEST_CASE("the three-pass NTT schedule modelled on the host equals the CPU transform", "[cuda][ntt][cpu][slow]") {
+  const coprove::prover::evaluation_domain domain(std::size_t{1} << 23);
+  const auto input = random_elements(domain.size(), fresh_seed());
+  auto want = input;
+  coprove::prover::ntt(want, domain);
+  auto got = input;
+  model_transform(got, domain.omega());
+  INFO(differences(got, want));
+  CHECK(got == want);
+}
+
+TEST_CASE("an NTT plan refuses sizes and devices it cannot serve", "[cuda][ntt][cpu]") {
+  CHECK_THROWS_AS(coprove::cuda::ntt_plan(0, 0), std::invalid_argument);
+  CHECK_THROWS_AS(coprove::cuda::ntt_plan(31, 0), std::invalid_argument);
+  CHECK_THROWS_AS(coprove::cuda::ntt_plan(10, -1), std::invalid_argument);
+  CHECK_THROWS_AS(coprove::cuda::ntt_plan(10, 1 << 20), std::invalid_argument);
+}
+
+// ---- On the GPU -------------------------------------------------------------------------------
+
+namespace {
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) FAIL(what << ": " << cudaGetErrorString(e));
+}
+
+/// A device array of Fr, freed on scope exit.
+class device_vector {
+ public:
+  explicit device_vector(std::size_t n) : n_(n) { check_cuda(cudaMalloc(&data_, n * sizeof(fr)), "cudaMalloc"); }
+  ~device_vector() { cudaFree(data_); }
+  device_vector(const device_vector&) = delete;
+  device_vector& operator=(const device_vector&) = delete;
+  fr* data() const { return static_cast<fr*>(data_); }
+  /// Poisons with 0xFF bytes (no valid element: every limb pattern 0xFF.. is >= r), then copies in.
+  void poison_and_copy_h2d(const std::vector<fr>& host) {
+    check_cuda(cudaMemset(data_, 0xFF, n_ * sizeof(fr)), "cudaMemset");
+    check_cuda(cudaMemcpy(data_, host.data(), host.size() * sizeof(fr), cudaMemcpyHostToDevice), "copy h2d");
+  }
+  void poison() { check_cuda(cudaMemset(data_, 0xFF, n_ * sizeof(fr)), "cudaMemset"); }
+  std::vector<fr> copy_d2h() const {
+    std::vector<fr> out(n_);
+    check_cuda(cudaMemcpy(out.data(), data_, n_ * sizeof(fr), cudaMemcpyDeviceToHost), "copy d2h");
+    return out;
+  }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t n_;
+};
+
+bool have_gpu() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return count > 0;
+}
+
+/// Elements that are not fully reduced (< r): the 0xFF poison is not, so none may survive.
+std::size_t unwritten(const std::vector<fr>& v) {
+  std::size_t bad = 0;
+  for (const fr& x : v) {
+    bool below = false;
+    for (int i = 3; i >= 0; --i) {
+      if (x.limbs[i] != coprove::prover::detail::fr_modulus[i]) {
+        below = x.limbs[i] < coprove::prover::detail::fr_modulus[i];
+        break;
+      }
+    }
+    if (!below) ++bad;
+  }
+  return bad;
+}
+
+enum class op { forward, inverse, coset_forward, coset_inverse };
+
+void check_transform(unsigned log_n, op which) {
+  CAPTURE(log_n, static_cast<int>(which));
+  const coprove::prover::evaluation_domain domain(std::size_t{1} << log_n);
+  const coprove::cuda::ntt_plan plan(log_n, 0);
+  const auto input = random_elements(domain.size(), fresh_seed());
+  auto want = input;
+  switch (which) {
+    case op::forward: coprove::prover::ntt(want, domain); break;
+    case op::inverse: coprove::prover::intt(want, domain); break;
+    case op::coset_forward: coprove::prover::coset_ntt(want, domain); break;
+    case op::coset_inverse: coprove::prover::coset_intt(want, domain); break;
+  }
+  device_vector d(domain.size());
+  d.poison_and_copy_h2d(input);
+  switch (which) {
+    case op::forward: coprove::cuda::ntt_forward_async(plan, d.data(), nullptr); break;
+    case op::inverse: coprove::cuda::ntt_inverse_async(plan, d.data(), nullptr); break;
+    case op::coset_forward: coprove::cuda::coset_ntt_async(plan, d.data(), nullptr); break;
+    case op::coset_inverse: coprove::cuda::coset_intt_async(plan, d.data(), nullptr); break;
+  }
+  check_cuda(cudaDeviceSynchronize(), "transform");
+  const auto got = d.copy_d2h();
+  CHECK(unwritten(got) == 0);
+  INFO(differences(got, want));
+  CHECK(got == want);
+}
+
+void check_quotient(unsigned log_n) {
+  CAPTURE(log_n);
+  const coprove::prover::evaluation_domain domain(std::size_t{1} << log_n);
+  const coprove::cuda::ntt_plan plan(log_n, 0);
+  const auto a = random_elements(domain.size(), fresh_seed());
+  const auto b = random_elements(domain.size(), fresh_seed());
+  const auto c = random_elements(domain.size(), fresh_seed());
+  std::vector<fr> want(domain.size());
+  coprove::prover::compute_quotient(a, b, c, want, domain);
+  device_vector da(domain.size()), db(domain.size()), dc(domain.size());
+  da.poison_and_copy_h2d(a);
+  db.poison_and_copy_h2d(b);
+  dc.poison_and_copy_h2d(c);
+  coprove::cuda::quotient_async(plan, da.data(), db.data(), dc.data(), nullptr);
+  check_cuda(cudaDeviceSynchronize(), "quotient");
+  const auto got = da.copy_d2h();
+  CHECK(unwritten(got) == 0);
+  INFO(differences(got, want));
+  CHECK(got == want);
+}
+
+}  // namespace
+
+TEST_CASE("GPU Fr addition, subtraction and multiplication equal the CPU's", "[cuda][ntt][field][gpu]") {
+  if (!have_gpu()) FAIL("no CUDA device");
+  std::size_t n = 1 << 16;
+  auto a = random_elements(n, fresh_seed());
+  auto b = random_elements(n, fresh_seed());
+  // Edge values: 0, 1, -1, r - 2 (as elements), paired with each other.
+  const std::vector<fr> edges{fr::zero(), fr::one(), -fr::one(), -fr::from_uint64(2), fr::from_uint64(2)};
+  for (std::size_t i = 0; i < edges.size(); ++i)
+    for (std::size_t j = 0; j < edges.size(); ++j) {
+      a[i * edges.size() + j] = edges[i];
+      b[i * edges.size() + j] = edges[j];
+    }
+  // Raw limbs at the top of the range: r - 1 in Montgomery form and values with all-ones limbs
+  // below r.
+  a[100] = fr{{0xffffffff00000000ULL, 0x53bda402fffe5bfeULL, 0x3339d80809a1d805ULL, 0x73eda753299d7d48ULL}};
+  b[100] = a[100];
+  device_vector da(n), db(n), ds(n), dd(n), dp(n);
+  da.poison_and_copy_h2d(a);
+  db.poison_and_copy_h2d(b);
+  ds.poison();
+  dd.poison();
+  dp.poison();
+  detail::launch_field_ops_check(da.data(), db.data(), ds.data(), dd.data(), dp.data(), n, nullptr);
+  check_cuda(cudaDeviceSynchronize(), "field ops");
+  std::vector<fr> want_sum(n), want_diff(n), want_prod(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    want_sum[i] = a[i] + b[i];
+    want_diff[i] = a[i] - b[i];
+    want_prod[i] = a[i] * b[i];
+  }
+  const auto sum = ds.copy_d2h(), diff = dd.copy_d2h(), prod = dp.copy_d2h();
+  INFO("sum: " << differences(sum, want_sum));
+  CHECK(sum == want_sum);
+  INFO("difference: " << differences(diff, want_diff));
+  CHECK(diff == want_diff);
+  INFO("product: " << differences(prod, want_prod));
+  CHECK(prod == want_prod);
+}
+
+TEST_CASE("GPU NTTs equal the CPU transforms bit for bit", "[cuda][ntt][gpu]") {
+  if (!have_gpu()) FAIL("no CUDA device");
+  for (unsigned log_n : {1u, 2u, 5u, 10u, 11u, 12u, 13u, 16u, 20u}) {
+    for (op which : {op::forward, op::inverse, op::coset_forward, op::coset_inverse}) check_transform(log_n, which);
+  }
+}
+
+TEST_CASE("the GPU quotient equals the CPU quotient bit for bit", "[cuda][ntt][quotient][gpu]") {
+  if (!have_gpu()) FAIL("no CUDA device");
+  for (unsigned log_n : {1u, 3u, 10u, 11u, 12u, 16u, 20u}) check_quotient(log_n);
+}
+
+TEST_CASE("GPU NTTs and the quotient at 2^23 and 2^24 equal the CPU's", "[cuda][ntt][quotient][gpu][slow]") {
+  if (!have_gpu()) FAIL("no CUDA device");
+  for (unsigned log_n : {23u, 24u}) {
+    for (op which : {op::forward, op::inverse, op::coset_forward, op::coset_inverse}) check_transform(log_n, which);
+    check_quotient(log_n);
+  }
+}
+
+TEST_CASE("GPU transforms refuse null and foreign buffers", "[cuda][ntt][gpu]") {
+  if (!have_gpu()) FAIL("no CUDA device");
+  const coprove::cuda::ntt_plan plan(10, 0);
+  CHECK_THROWS_AS(coprove::cuda::ntt_forward_async(plan, nullptr, nullptr), std::invalid_argument);
+  std::vector<fr> host(plan.size());
+  CHECK_THROWS_AS(coprove::cuda::ntt_forward_async(plan, host.data(), nullptr), std::invalid_argument);
+  device_vector a(plan.size());
+  CHECK_THROWS_AS(coprove::cuda::quotient_async(plan, a.data(), a.data(), a.data(), nullptr), std::invalid_argument);
+}

@@ -1,0 +1,495 @@
+// The engine end to end on the host backend: results verify, the dispatch policies keep their
+// bounds, PCE `wait` sends one partition down the slow path, cancellation and injected failures
+// give back every permit, byte and buffer, jobs are admitted in (job, partition) order, and every
+// completion token kind works.
+#include <coprove/prover/engine.hpp>
+
+#include <coprove/prover/host_backend.hpp>
+#include <coprove/runtime/error.hpp>
+#include <coprove/runtime/trace.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <tuple>
+
+namespace {
+
+using namespace coprove;
+using namespace coprove::prover;
+using namespace std::chrono_literals;
+
+// An io_context running on its own thread for as long as the object lives.
+struct running_io {
+  boost::asio::io_context io;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{io.get_executor()};
+  std::thread thread{[this] { io.run(); }};
+  ~running_io() {
+    guard.reset();
+    thread.join();
+  }
+};
+
+engine_config small_config() {
+  engine_config cfg;
+  cfg.max_log_constraints = 12;
+  cfg.synthesis_threads = 2;
+  cfg.memory_budget_bytes = std::size_t{1} << 30;
+  return cfg;
+}
+
+prove_request small_request(std::size_t partitions, unsigned log_constraints = 10, std::uint64_t seed = 7) {
+  prove_request r;
+  r.circuit = "mimc";
+  r.log_constraints = log_constraints;
+  r.partitions = partitions;
+  r.seed = seed;
+  return r;
+}
+
+// use_future hands back the (std::error_code, prove_result) completion as a tuple.
+std::tuple<std::error_code, prove_result> prove(engine& e, prove_request r) {
+  return e.async_prove(std::move(r), boost::asio::use_future).get();
+}
+
+// Everything the engine acquires is back where it started.
+void require_at_baseline(const engine& e) {
+  const auto s = e.status_json();
+  const auto& slots = s.at("gpu_slots").as_object();
+  CHECK(slots.at("available").to_number<std::size_t>() == slots.at("capacity").to_number<std::size_t>());
+  const auto& memory = s.at("memory_reservation").as_object();
+  CHECK(memory.at("available_bytes").to_number<std::size_t>() ==
+        memory.at("capacity_bytes").to_number<std::size_t>());
+  CHECK(s.at("pinned_pool").at("bytes_in_use").to_number<std::size_t>() == 0);
+  CHECK(s.at("dispatch").at("in_flight").to_number<std::size_t>() == 0);
+  CHECK(s.at("dispatch").at("synthesizing").to_number<std::size_t>() == 0);
+  CHECK(s.at("dispatch").at("gpu_queue").to_number<std::size_t>() == 0);
+  CHECK(s.at("dispatch").at("queued").to_number<std::size_t>() == 0);
+}
+
+void require_all_verified(const prove_result& r, std::size_t partitions) {
+  REQUIRE(r.partitions.size() == partitions);
+  for (std::size_t i = 0; i < partitions; ++i) {
+    CHECK(r.partitions[i].index == i);
+    CHECK(r.partitions[i].verified);
+    CHECK(verify(r.partitions[i].record, std::size_t{1} << r.request.log_constraints));
+    CHECK(r.partitions[i].device == 0);
+    CHECK_FALSE(r.partitions[i].is_pinned);  // the host backend's allocator is pageable
+  }
+}
+
+// A backend that forwards to the host backend, failing or holding work on demand.
+class test_backend final : public compute_backend {
+ public:
+  explicit test_backend(std::size_t slots) : inner_(1, slots) {}
+
+  std::string_view name() const noexcept override { return "test"; }
+  std::size_t device_count() const noexcept override { return inner_.device_count(); }
+  std::size_t worker_slots_per_device() const noexcept override { return inner_.worker_slots_per_device(); }
+  std::vector<std::string> device_names() const override { return inner_.device_names(); }
+  std::unique_ptr<pinned::host_allocator> make_host_allocator() const override {
+    return inner_.make_host_allocator();
+  }
+  void enqueue_quotient(std::size_t device, std::size_t slot, const quotient_task& task, gpu_stage_timings* timings,
+                        runtime::completion_signal done) override {
+    const std::size_t call = calls_++;
+    if (call == throw_on_call) throw std::runtime_error("injected enqueue failure");
+    if (call == fail_on_call) {
+      // Fails asynchronously, as a device error would.
+      std::thread([done]() mutable { done.set(make_error_code(engine_errc::backend_failed)); }).detach();
+      return;
+    }
+    std::unique_lock lock(mutex_);
+    if (held_) {
+      parked_.push_back({device, slot, task, timings, done});
+      changed_.notify_all();
+      return;
+    }
+    lock.unlock();
+    inner_.enqueue_quotient(device, slot, task, timings, done);
+  }
+
+  /// Parks enqueued work until release().
+  void hold() {
+    std::lock_guard lock(mutex_);
+    held_ = true;
+  }
+  void release() {
+    std::vector<parked> work;
+    {
+      std::lock_guard lock(mutex_);
+      held_ = false;
+      work.swap(parked_);
+    }
+    for (auto& p : work) inner_.enqueue_quotient(p.device, p.slot, p.task, p.timings, p.done);
+  }
+  /// Waits until `count` quotients are parked.
+  void wait_parked(std::size_t count) {
+    std::unique_lock lock(mutex_);
+    REQUIRE(changed_.wait_for(lock, 30s, [&] { return parked_.size() >= count; }));
+  }
+
+  std::size_t throw_on_call = SIZE_MAX;
+  std::size_t fail_on_call = SIZE_MAX;
+
+ private:
+  struct parked {
+    std::size_t device, slot;
+    quotient_task task;
+    gpu_stage_timings* timings;
+    runtime::completion_signal done;
+  };
+  host_backend inner_;
+  std::atomic<std::size_t> calls_{0};
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool held_ = false;
+  std::vector<parked> parked_;
+};
+
+}  // namespace
+
+TEST_CASE("a job on the host backend returns a verified record for every partition", "[prover][engine][cpu]") {
+  running_io rt;
+  engine e(rt.io.get_executor(), small_config(), make_host_backend(1, 2));
+  auto [ec, result] = prove(e, small_request(4));
+  REQUIRE_FALSE(ec);
+  CHECK(result.job_id >= 1);
+  require_all_verified(result, 4);
+  for (const auto& p : result.partitions) {
+    CHECK(p.timings.synthesis_ns > 0);
+    CHECK(p.timings.gpu_compute_ns > 0);
+    CHECK(p.timings.total_ns >= p.timings.synthesis_ns + p.timings.gpu_compute_ns);
+  }
+  const auto st = e.status(result.job_id);
+  REQUIRE(st);
+  CHECK(st->state == job_state::done);
+  CHECK(st->completed == 4);
+  const auto report = e.report_json();
+  CHECK(report.at("verified").to_number<std::uint64_t>() == 4);
+  CHECK(report.at("failed").to_number<std::uint64_t>() == 0);
+  CHECK(report.at("backend").as_string() == "host");
+  CHECK(report.at("pinned_pool").at("allocator").as_string() == "pageable");
+  require_at_baseline(e);
+}
+
+TEST_CASE("the same request gives bit-identical records", "[prover][engine][cpu]") {
+  running_io rt;
+  engine e(rt.io.get_executor(), small_config(), make_host_backend(1, 2));
+  auto [ec1, first] = prove(e, small_request(3, 10, 99));
+  auto [ec2, second] = prove(e, small_request(3, 10, 99));
+  auto [ec3, other] = prove(e, small_request(3, 10, 100));
+  REQUIRE_FALSE(ec1);
+  REQUIRE_FALSE(ec2);
+  REQUIRE_FALSE(ec3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(first.partitions[i].record == second.partitions[i].record);
+    CHECK_FALSE(first.partitions[i].record == other.partitions[i].record);
+  }
+  CHECK_FALSE(first.partitions[0].record == first.partitions[1].record);
+}
+
+TEST_CASE("with the semaphore policy partitions in flight and syntheses never exceed the depth",
+          "[prover][engine][cpu]") {
+  running_io rt;
+  auto cfg = small_config();
+  cfg.depth_per_device = 2;
+  engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
+  CHECK(e.depth_per_device() == 2);
+  auto [ec, result] = prove(e, small_request(8));
+  REQUIRE_FALSE(ec);
+  require_all_verified(result, 8);
+  const auto report = e.report_json();
+  const auto& dispatch = report.at("dispatch").as_object();
+  CHECK(dispatch.at("policy").as_string() == "semaphore");
+  CHECK(dispatch.at("max_in_flight").to_number<std::size_t>() <= 2);
+  CHECK(dispatch.at("max_in_flight").to_number<std::size_t>() >= 1);
+  CHECK(dispatch.at("max_concurrent_synthesis").to_number<std::size_t>() <= 2);
+  require_at_baseline(e);
+}
+
+TEST_CASE("the unbounded policy admits every partition at once and still verifies", "[prover][engine][cpu]") {
+  running_io rt;
+  auto cfg = small_config();
+  cfg.policy = dispatch_policy::unbounded;
+  cfg.depth_per_device = 2;
+  engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
+  auto [ec, result] = prove(e, small_request(8));
+  REQUIRE_FALSE(ec);
+  require_all_verified(result, 8);
+  // Admission is not throttled; the memory reservation still bounds the syntheses.
+  CHECK(e.report_json().at("dispatch").at("max_in_flight").to_number<std::size_t>() == 8);
+  CHECK(e.report_json().at("dispatch").at("max_concurrent_synthesis").to_number<std::size_t>() <= 2);
+  require_at_baseline(e);
+}
+
+TEST_CASE("the poll policy admits on its timer and verifies", "[prover][engine][cpu]") {
+  running_io rt;
+  auto cfg = small_config();
+  cfg.policy = dispatch_policy::poll;
+  cfg.poll_interval = 1ms;
+  cfg.poll_queue_limit = 1;
+  engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
+  auto [ec, result] = prove(e, small_request(6));
+  REQUIRE_FALSE(ec);
+  require_all_verified(result, 6);
+  CHECK(e.report_json().at("dispatch").at("policy").as_string() == "poll");
+  require_at_baseline(e);
+}
+
+TEST_CASE("with PCE wait only the first partition of a circuit takes the slow path", "[prover][engine][cpu]") {
+  running_io rt;
+  auto cfg = small_config();
+  cfg.pce = pce_policy::wait;
+  engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
+  auto [ec, result] = prove(e, small_request(6, 12));
+  REQUIRE_FALSE(ec);
+  require_all_verified(result, 6);
+  std::size_t slow = 0;
+  for (const auto& p : result.partitions) slow += p.pce_used ? 0 : 1;
+  CHECK(slow == 1);
+  // A second job of the same circuit never takes the slow path.
+  auto [ec2, again] = prove(e, small_request(3, 12, 8));
+  REQUIRE_FALSE(ec2);
+  for (const auto& p : again.partitions) CHECK(p.pce_used);
+  const auto report = e.report_json();
+  CHECK(report.at("pce").at("slow_path").to_number<std::uint64_t>() == 1);
+  CHECK(report.at("pce").at("hits").to_number<std::uint64_t>() == 8);
+}
+
+TEST_CASE("two jobs are admitted in (job, partition) order", "[prover][engine][cpu]") {
+  running_io rt;
+  auto cfg = small_config();
+  cfg.depth_per_device = 2;
+  engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
+  const auto first = e.submit(small_request(4, 10, 1));
+  const auto second = e.submit(small_request(4, 10, 2));
+  CHECK(second > first);
+  auto [ec1, a] = e.async_await(first, boost::asio::use_future).get();
+  auto [ec2, b] = e.async_await(second, boost::asio::use_future).get();
+  REQUIRE_FALSE(ec1);
+  REQUIRE_FALSE(ec2);
+  require_all_verified(a, 4);
+  require_all_verified(b, 4);
+  const std::uint64_t base = a.partitions[0].dispatch_sequence;
+  for (std::size_t i = 0; i < 4; ++i) {
+    CHECK(a.partitions[i].dispatch_sequence == base + i);
+    CHECK(b.partitions[i].dispatch_sequence == base + 4 + i);
+  }
+  require_at_baseline(e);
+}
+
+TEST_CASE("cancelling a job mid-flight returns every permit, byte and buffer", "[prover][engine][cpu]") {
+  running_io rt;
+  auto backend = std::make_unique<test_backend>(2);
+  test_backend* gate = backend.get();
+  auto cfg = small_config();
+  cfg.depth_per_device = 3;
+  engine e(rt.io.get_executor(), cfg, std::move(backend));
+  gate->hold();
+  const auto id = e.submit(small_request(8));
+  // Two partitions are on the device, one more waits for a worker slot, five wait for admission.
+  gate->wait_parked(2);
+  CHECK(e.status(id)->state == job_state::running);
+  CHECK(e.cancel(id));
+  auto waited = e.async_await(id, boost::asio::use_future);
+  // The device work must finish before its buffers come back; nothing completes before that.
+  CHECK(waited.wait_for(50ms) == std::future_status::timeout);
+  CHECK(e.status_json().at("pinned_pool").at("bytes_in_use").to_number<std::size_t>() > 0);
+  gate->release();
+  auto [ec, result] = waited.get();
+  CHECK(ec == std::errc::operation_canceled);
+  CHECK(result.partitions.size() <= 2);
+  CHECK(e.status(id)->state == job_state::cancelled);
+  CHECK_FALSE(e.cancel(id));
+  require_at_baseline(e);
+  // The engine goes on with the next job.
+  auto [ec2, next] = prove(e, small_request(2));
+  REQUIRE_FALSE(ec2);
+  require_all_verified(next, 2);
+  require_at_baseline(e);
+}
+
+TEST_CASE("a failing backend operation fails only its job", "[prover][engine][cpu]") {
+  running_io rt;
+  SECTION("the enqueue throws") {
+    auto backend = std::make_unique<test_backend>(2);
+    backend->throw_on_call = 1;
+    engine e(rt.io.get_executor(), small_config(), std::move(backend));
+    auto failing = e.async_prove(small_request(4, 10, 1), boost::asio::use_future);
+    auto [ec, result] = failing.get();
+    CHECK(ec == make_error_code(engine_errc::backend_failed));
+    const auto st = e.status(result.job_id);
+    REQUIRE(st);
+    CHECK(st->state == job_state::failed);
+    CHECK(st->error.find("injected enqueue failure") != std::string::npos);
+    require_at_baseline(e);
+    auto [ec2, ok] = prove(e, small_request(3, 10, 2));
+    REQUIRE_FALSE(ec2);
+    require_all_verified(ok, 3);
+    require_at_baseline(e);
+  }
+  SECTION("the device reports an error") {
+    auto backend = std::make_unique<test_backend>(2);
+    backend->fail_on_call = 0;
+    engine e(rt.io.get_executor(), small_config(), std::move(backend));
+    const auto bad = e.submit(small_request(4, 10, 1));
+    const auto good = e.submit(small_request(3, 10, 2));
+    auto [ec, failed] = e.async_await(bad, boost::asio::use_future).get();
+    auto [ec2, ok] = e.async_await(good, boost::asio::use_future).get();
+    CHECK(ec == make_error_code(engine_errc::backend_failed));
+    CHECK(e.status(bad)->state == job_state::failed);
+    CHECK(e.status(bad)->error.find("failed") != std::string::npos);
+    REQUIRE_FALSE(ec2);
+    require_all_verified(ok, 3);
+    CHECK(e.report_json().at("failed").to_number<std::uint64_t>() == 1);
+    require_at_baseline(e);
+  }
+}
+
+TEST_CASE("a failing synthesis fails only its job", "[prover][engine][cpu]") {
+  running_io rt;
+  auto cfg = small_config();
+  std::atomic<std::uint64_t> doomed_job{0};
+  cfg.synthesis_hook = [&](std::uint64_t job, std::size_t partition) {
+    if (job == doomed_job.load() && partition == 2) throw std::runtime_error("injected synthesis failure");
+  };
+  engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
+  doomed_job = 1;
+  const auto bad = e.submit(small_request(6, 10, 1));
+  REQUIRE(bad == 1);
+  const auto good = e.submit(small_request(3, 10, 2));
+  auto [ec, failed] = e.async_await(bad, boost::asio::use_future).get();
+  auto [ec2, ok] = e.async_await(good, boost::asio::use_future).get();
+  CHECK(ec == make_error_code(engine_errc::synthesis_failed));
+  const auto st = e.status(bad);
+  CHECK(st->state == job_state::failed);
+  CHECK(st->error.find("injected synthesis failure") != std::string::npos);
+  CHECK(st->error.find("partition 2") != std::string::npos);
+  for (const auto& p : failed.partitions) CHECK(p.verified);
+  REQUIRE_FALSE(ec2);
+  require_all_verified(ok, 3);
+  require_at_baseline(e);
+}
+
+TEST_CASE("bad requests are rejected naming the field and change nothing", "[prover][engine][cpu]") {
+  running_io rt;
+  engine e(rt.io.get_executor(), small_config(), make_host_backend(1, 2));
+  auto rejects = [&](prove_request r, const std::string& field) {
+    try {
+      (void)e.submit(r);
+      FAIL("accepted a bad request");
+    } catch (const std::invalid_argument& ex) {
+      CHECK(std::string(ex.what()).find(field) != std::string::npos);
+    }
+    CHECK_THROWS_AS(e.async_prove(r, boost::asio::use_future), std::invalid_argument);
+  };
+  auto r = small_request(2);
+  r.circuit = "sha3";
+  rejects(r, "circuit");
+  r = small_request(2, 13);
+  rejects(r, "log_constraints");
+  r = small_request(2, 4);
+  rejects(r, "log_constraints");
+  r = small_request(0);
+  rejects(r, "partitions");
+  r = small_request(5000);
+  rejects(r, "partitions");
+  const auto s = e.status_json();
+  CHECK(s.at("jobs").at("queued").to_number<std::size_t>() == 0);
+  CHECK(s.at("jobs").at("finished").to_number<std::size_t>() == 0);
+  CHECK_FALSE(e.status(1));
+  CHECK_FALSE(e.cancel(1));
+  auto [ec, none] = e.async_await(42, boost::asio::use_future).get();
+  CHECK(ec == make_error_code(runtime::errc::invalid_argument));
+  require_at_baseline(e);
+}
+
+TEST_CASE("a configuration the memory plan cannot hold is refused", "[prover][engine][cpu]") {
+  boost::asio::io_context io;
+  auto cfg = small_config();
+  cfg.memory_budget_bytes = 1 << 20;
+  CHECK_THROWS_AS(engine(io.get_executor(), cfg, make_host_backend(1, 2)), memory_plan_error);
+  cfg = small_config();
+  cfg.plan_circuit = "nope";
+  CHECK_THROWS_WITH(engine(io.get_executor(), cfg, make_host_backend(1, 2)), Catch::Contains("plan_circuit"));
+  cfg = small_config();
+  CHECK_THROWS_AS(engine(io.get_executor(), cfg, nullptr), std::invalid_argument);
+}
+
+TEST_CASE("every completion token kind works", "[prover][engine][cpu]") {
+  running_io rt;
+  engine e(rt.io.get_executor(), small_config(), make_host_backend(1, 2));
+  SECTION("use_future") {
+    auto [ec, r] = e.async_prove(small_request(2), boost::asio::use_future).get();
+    REQUIRE_FALSE(ec);
+    require_all_verified(r, 2);
+  }
+  SECTION("use_awaitable") {
+    auto done = boost::asio::co_spawn(
+        rt.io,
+        [&]() -> boost::asio::awaitable<prove_result> {
+          auto [ec, r] = co_await e.async_prove(small_request(2), boost::asio::use_awaitable);
+          if (ec) throw std::system_error(ec);
+          co_return r;
+        },
+        boost::asio::use_future);
+    require_all_verified(done.get(), 2);
+  }
+  SECTION("a callback") {
+    std::promise<std::pair<std::error_code, prove_result>> promise;
+    e.async_prove(small_request(2), [&](std::error_code ec, prove_result r) { promise.set_value({ec, std::move(r)}); });
+    auto [ec, r] = promise.get_future().get();
+    REQUIRE_FALSE(ec);
+    require_all_verified(r, 2);
+  }
+  require_at_baseline(e);
+}
+
+TEST_CASE("shutting down without draining cancels the jobs in flight", "[prover][engine][cpu]") {
+  running_io rt;
+  auto backend = std::make_unique<test_backend>(2);
+  test_backend* gate = backend.get();
+  engine e(rt.io.get_executor(), small_config(), std::move(backend));
+  gate->hold();
+  const auto id = e.submit(small_request(6));
+  gate->wait_parked(1);
+  auto stopped = e.async_shutdown(false, boost::asio::use_future);
+  gate->release();
+  stopped.get();
+  CHECK(e.status(id)->state == job_state::cancelled);
+  require_at_baseline(e);
+  const auto late = e.submit(small_request(1));
+  auto [ec, r] = e.async_await(late, boost::asio::use_future).get();
+  CHECK(ec == make_error_code(engine_errc::shut_down));
+  CHECK(e.status(late)->state == job_state::cancelled);
+}
+
+TEST_CASE("the trace holds every stage of every partition", "[prover][engine][cpu]") {
+  running_io rt;
+  auto cfg = small_config();
+  cfg.trace = true;
+  engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
+  auto [ec, r] = prove(e, small_request(3));
+  REQUIRE_FALSE(ec);
+  REQUIRE(e.trace() != nullptr);
+  const std::string json = e.trace()->to_json();
+  for (const char* stage : {"\"synthesis\"", "\"quotient\"", "\"evaluation\"", "\"queue_wait\"", "\"partition\"",
+                            "worker slot 0", "cpu thread 0", "in flight 0"})
+    CHECK(json.find(stage) != std::string::npos);
+  // Each of the 3 partitions records at least: queue_wait, memory, checkout, synthesis x2,
+  // gpu_queue, quotient, device, evaluation x2, partition.
+  CHECK(e.trace()->size() >= 3 * 11);
+}
