@@ -71,7 +71,7 @@ std::string format_report(const json::object& r, const std::string& memory_plan_
       << " constraints\n";
   out << "  backend        " << text(r, "backend") << " (" << text(r, "devices") << ")\n";
   out << "  result         " << count(verified) << "/" << count(partitions) << " partitions verified, "
-      << count(failed) << " failed" << (failed == 0 && verified == partitions ? "  [OK]" : "  [FAILED]") << "\n";
+      << count(failed) << " failed, " << count(number(r, "cancelled")) << " cancelled" << (failed == 0 && verified == partitions ? "  [OK]" : "  [FAILED]") << "\n";
   out << "  throughput     " << fixed(number(r, "throughput_partitions_per_s"), 2) << " partitions/s over "
       << fixed(number(r, "elapsed_s"), 2) << " s (wall " << fixed(number(r, "wall_s"), 2) << " s)\n";
   out << "  GPU busy       " << fixed(100.0 * number(r, "gpu_busy_fraction"), 1) << " % of the window";

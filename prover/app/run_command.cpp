@@ -55,7 +55,8 @@ asio::awaitable<void> show_progress(prover::engine& engine, const std::vector<st
   asio::steady_timer timer(co_await asio::this_coro::executor);
   const auto start = std::chrono::steady_clock::now();
   std::size_t last = static_cast<std::size_t>(-1);
-  while (!finished) {
+  for (bool done = false; !done;) {
+    done = finished;  // one last drawing once every job has ended
     std::size_t completed = 0;
     for (auto id : ids) {
       if (const auto s = engine.status(id)) completed += s->completed;
@@ -72,6 +73,7 @@ asio::awaitable<void> show_progress(prover::engine& engine, const std::vector<st
       std::fprintf(stderr, "progress: %zu/%zu partitions done after %.2f s\n", completed, total, elapsed);
     }
     last = completed;
+    if (done) break;
     timer.expires_after(std::chrono::milliseconds(interactive ? 100 : 50));
     (void)co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
   }
@@ -182,12 +184,16 @@ int run_command(const std::vector<std::string>& args) {
   std::size_t verified = 0;
   std::size_t mismatched = 0;
   json::array results;
+  std::size_t cancelled = 0;
   for (const auto& outcome : outcomes) {
+    std::size_t job_verified = 0;
     for (const auto& partition : outcome.result.partitions) {
       const bool ok = prover::verify(partition.record, n);
-      if (ok) ++verified;
+      if (ok) ++job_verified;
       if (ok != partition.verified) ++mismatched;
     }
+    verified += job_verified;
+    if (outcome.error == std::errc::operation_canceled) cancelled += cfg.workload.partitions - job_verified;
     json::object result = outcome.result.to_json();
     result["job_id"] = outcome.id;
     result["state"] = outcome.error ? (outcome.error == std::errc::operation_canceled ? "cancelled" : "failed") : "done";
@@ -206,7 +212,8 @@ int run_command(const std::vector<std::string>& args) {
                                     {"seed", cfg.workload.seed}};
   report["partitions"] = requested;
   report["verified"] = verified;
-  report["failed"] = requested - verified;
+  report["failed"] = requested - verified - cancelled;
+  report["cancelled"] = cancelled;
   report["engine_verified_mismatches"] = mismatched;
   report["wall_s"] = wall_s;
   report["config"] = prover::to_json(cfg);

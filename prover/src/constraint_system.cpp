@@ -6,11 +6,12 @@
 
 namespace coprove::prover {
 
-constraint_system::constraint_system(const circuit_shape& shape)
-    : shape_(shape), assignment_(shape.num_variables(), fr::zero()), next_aux_(shape.num_inputs) {
+constraint_system::constraint_system(const circuit_shape& shape, std::vector<fr> storage)
+    : shape_(shape), assignment_(std::move(storage)), next_aux_(shape.num_inputs) {
   if (shape.num_inputs == 0) {
     throw std::invalid_argument("circuit_shape.num_inputs must count the constant one (>= 1)");
   }
+  assignment_.resize(shape.num_variables());
   assignment_[0] = fr::one();
 }
 

@@ -532,6 +532,7 @@ std::shared_ptr<job> engine_core::find_job(std::uint64_t id) const {
 void engine_core::enqueue(const std::shared_ptr<job>& j) {
   if (j->stop_requested) return;
   if (stopping_) {
+    j->ended = j->request.partitions;  // none of them will run
     stop_job(j, make_error_code(engine_errc::shut_down), "the engine is shutting down and admits no new jobs");
     return;
   }

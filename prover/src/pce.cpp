@@ -15,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <thread>
 
 namespace coprove::prover {
 
@@ -53,9 +54,12 @@ namespace {
 // One row of one matrix against the assignment. Coefficient one needs no multiplication, and
 // neither does the constant column (w[0] = 1, so the term is the coefficient itself).
 inline fr row_dot(const csr_matrix& m, std::size_t row, const fr* w, const fr* table) noexcept {
-  fr acc = fr::zero();
+  const std::uint32_t begin = m.row_offsets[row];
   const std::uint32_t end = m.row_offsets[row + 1];
-  for (std::uint32_t e = m.row_offsets[row]; e < end; ++e) {
+  // The most common row, a single variable (s, q or y in a MiMC round), is a copy.
+  if (end - begin == 1 && m.coefficients[begin] == pce_coefficient_one) return w[m.columns[begin]];
+  fr acc = fr::zero();
+  for (std::uint32_t e = begin; e < end; ++e) {
     const std::uint32_t col = m.columns[e];
     const std::uint32_t coeff = m.coefficients[e];
     if (coeff == pce_coefficient_one) {
@@ -190,6 +194,24 @@ struct pce_cache::state {
   std::map<std::string, std::shared_ptr<entry>, std::less<>> entries;
   std::size_t bytes = 0;
   pce_stats stats;
+  // Assignment vectors kept for reuse, so that each synthesis does not fault in fresh pages. At
+  // most one per synthesis that ran at the same time, which the memory plan's working set (per
+  // concurrent synthesis) already charges; capped at the thread count.
+  std::vector<std::vector<fr>> spare_assignments;
+
+  std::vector<fr> take_spare() {
+    std::lock_guard lock(mutex);
+    if (spare_assignments.empty()) return {};
+    std::vector<fr> out = std::move(spare_assignments.back());
+    spare_assignments.pop_back();
+    return out;
+  }
+  void give_spare(std::vector<fr> v) {
+    std::lock_guard lock(mutex);
+    if (spare_assignments.size() < std::max(2u, std::thread::hardware_concurrency())) {
+      spare_assignments.push_back(std::move(v));
+    }
+  }
 
   runtime::counter& hits_total = runtime::registry::global().get_counter(
       "coprove_pce_hits_total", "Syntheses served by the PCE (SpMV path)");
@@ -221,6 +243,12 @@ synthesis_output pce_cache::synthesize(const circuit& circ, std::span<fr> a, std
   }
   state& s = *state_;
   const std::string id = circ.id();
+  auto slow_path = [&s](const circuit& circ, std::span<fr> a, std::span<fr> b, std::span<fr> c) {
+    std::vector<fr> scratch = s.take_spare();
+    synthesis_output out = synthesize_slow(circ, a, b, c, nullptr, &scratch);
+    s.give_spare(std::move(scratch));
+    return out;
+  };
   std::unique_lock lock(s.mutex);
   for (;;) {
     auto it = s.entries.find(id);
@@ -236,7 +264,9 @@ synthesis_output pce_cache::synthesize(const circuit& circ, std::span<fr> a, std
       auto recorded = std::make_shared<pce_matrices>();
       synthesis_output out;
       try {
-        out = synthesize_slow(circ, a, b, c_out, recorded.get());
+        std::vector<fr> scratch = s.take_spare();
+        out = synthesize_slow(circ, a, b, c_out, recorded.get(), &scratch);
+        s.give_spare(std::move(scratch));
       } catch (...) {
         lock.lock();
         s.entries.erase(id);
@@ -285,8 +315,14 @@ synthesis_output pce_cache::synthesize(const circuit& circ, std::span<fr> a, std
         const bool check = !found->verified;
         lock.unlock();
         const circuit_shape shape = circ.shape();
-        std::vector<fr> w = synthesize_witness(circ);
+        std::vector<fr> w = synthesize_witness(circ, s.take_spare());
         matrices->evaluate(w, a, b, c_out);
+        synthesis_output out;
+        out.num_constraints = shape.num_rows();
+        out.num_inputs = shape.num_inputs;
+        out.public_inputs = public_inputs_of(shape, w);
+        out.pce_used = true;
+        s.give_spare(std::move(w));
         const std::optional<std::size_t> bad =
             check ? first_unsatisfied_row(a, b, c_out) : std::nullopt;
         lock.lock();
@@ -309,19 +345,13 @@ synthesis_output pce_cache::synthesize(const circuit& circ, std::span<fr> a, std
         }
         ++s.stats.hits;
         s.hits_total.inc();
-        lock.unlock();
-        synthesis_output out;
-        out.num_constraints = shape.num_rows();
-        out.num_inputs = shape.num_inputs;
-        out.public_inputs = public_inputs_of(shape, w);
-        out.pce_used = true;
         return out;
       }
       case entry::status::uncacheable: {
         ++s.stats.slow_path;
         s.slow_total.inc();
         lock.unlock();
-        return synthesize_slow(circ, a, b, c_out);
+        return slow_path(circ, a, b, c_out);
       }
       case entry::status::building: {
         if (policy_ == pce_policy::eager) {
@@ -331,7 +361,7 @@ synthesis_output pce_cache::synthesize(const circuit& circ, std::span<fr> a, std
           runtime::warn_once("pce.eager", "pce",
                              "PCE policy eager: partitions that arrive while their circuit's PCE is "
                              "being built take the slow path");
-          return synthesize_slow(circ, a, b, c_out);
+          return slow_path(circ, a, b, c_out);
         }
         ++s.stats.waits;
         s.waits_total.inc();

@@ -88,8 +88,8 @@ class matrix_recorder {
 class evaluating_system final : public constraint_system {
  public:
   evaluating_system(const circuit_shape& shape, std::span<fr> a, std::span<fr> b, std::span<fr> c,
-                    matrix_recorder* recorder)
-      : constraint_system(shape), a_(a), b_(b), c_(c), recorder_(recorder) {}
+                    matrix_recorder* recorder, std::vector<fr> storage)
+      : constraint_system(shape, std::move(storage)), a_(a), b_(b), c_(c), recorder_(recorder) {}
 
   // Adds the input rows and the zero padding; the assignment is complete by now.
   void finish_rows() {
@@ -147,12 +147,14 @@ void check_spans(const circuit& c, std::size_t a, std::size_t b, std::size_t c_s
 }  // namespace
 
 synthesis_output synthesize_slow(const circuit& c, std::span<fr> a, std::span<fr> b,
-                                 std::span<fr> c_out, pce_matrices* record) {
+                                 std::span<fr> c_out, pce_matrices* record,
+                                 std::vector<fr>* scratch) {
   check_spans(c, a.size(), b.size(), c_out.size());
   const circuit_shape shape = c.shape();
   std::optional<matrix_recorder> recorder;
   if (record != nullptr) recorder.emplace(*record, shape);
-  evaluating_system cs(shape, a, b, c_out, recorder ? &*recorder : nullptr);
+  evaluating_system cs(shape, a, b, c_out, recorder ? &*recorder : nullptr,
+                       scratch != nullptr ? std::move(*scratch) : std::vector<fr>{});
   c.synthesize(cs);
   cs.check_complete();
   cs.finish_rows();
@@ -176,11 +178,12 @@ synthesis_output synthesize_slow(const circuit& c, std::span<fr> a, std::span<fr
   out.num_inputs = shape.num_inputs;
   out.public_inputs = public_inputs_of(shape, cs.assignment());
   out.pce_used = false;
+  if (scratch != nullptr) *scratch = cs.release_assignment();
   return out;
 }
 
-std::vector<fr> synthesize_witness(const circuit& c) {
-  witness_system cs(c.shape());
+std::vector<fr> synthesize_witness(const circuit& c, std::vector<fr> storage) {
+  witness_system cs(c.shape(), std::move(storage));
   c.synthesize(cs);
   cs.check_complete();
   return cs.take_assignment();

@@ -5,6 +5,17 @@
 #include "coprove/runtime/metrics.hpp"
 
 namespace coprove::runtime {
+namespace {
+
+// Registered with the first signal, so that the series exists (at 0) before anything goes wrong.
+counter& double_set_counter() {
+  static counter& c = registry::global().get_counter(
+      "coprove_completion_signal_double_set_total", "completion_signal::set called on a signal that was already set");
+  return c;
+}
+
+}  // namespace
+
 namespace detail {
 
 signal_state::~signal_state() {
@@ -98,16 +109,15 @@ std::size_t signal_state::waiters() const {
 
 }  // namespace detail
 
-completion_signal::completion_signal() : state_(std::make_shared<detail::signal_state>()) {}
+completion_signal::completion_signal() : state_(std::make_shared<detail::signal_state>()) {
+  double_set_counter();
+}
 
 std::error_code completion_signal::set(std::error_code result) noexcept {
   const std::error_code ec = state_->set(result);
   if (ec) {
     try {
-      static counter& double_sets = registry::global().get_counter(
-          "coprove_completion_signal_double_set_total",
-          "completion_signal::set called on a signal that was already set");
-      double_sets.inc();
+      double_set_counter().inc();
       COPROVE_LOG(error, "runtime") << "completion_signal set twice (first result: "
                                     << state_->result().message() << ", second: "
                                     << result.message() << ")";

@@ -77,8 +77,14 @@ void format_json(const logging::record_view& rec, logging::formatting_ostream& o
   out << boost::json::serialize(obj);
 }
 
-// Must be called with g_setup_mutex held.
+// Must be called with g_setup_mutex held. Throws std::invalid_argument (changing nothing) when the
+// JSON file cannot be opened.
 void install_sinks(const log_config& cfg) {
+  boost::shared_ptr<std::ofstream> file;
+  if (!cfg.json_file.empty()) {
+    file = boost::make_shared<std::ofstream>(cfg.json_file, std::ios::app);
+    if (!*file) throw std::invalid_argument("init_logging: cannot open the JSON log file '" + cfg.json_file + "'");
+  }
   auto core = logging::core::get();
   if (g_console) core->remove_sink(g_console);
   if (g_json) core->remove_sink(g_json);
@@ -93,9 +99,7 @@ void install_sinks(const log_config& cfg) {
     g_console->set_formatter(&format_console);
     core->add_sink(g_console);
   }
-  if (!cfg.json_file.empty()) {
-    auto file = boost::make_shared<std::ofstream>(cfg.json_file, std::ios::app);
-    if (!*file) throw std::invalid_argument("init_logging: cannot open the JSON log file '" + cfg.json_file + "'");
+  if (file) {
     auto backend = boost::make_shared<sinks::text_ostream_backend>();
     backend->add_stream(file);
     backend->auto_flush(true);
@@ -163,16 +167,26 @@ void init_logging(const log_config& cfg) {
   }
 }
 
-void set_log_level(severity level) noexcept { g_level.store(static_cast<int>(level), std::memory_order_relaxed); }
+void set_log_level(severity level) noexcept {
+  log_enabled(severity::fatal);  // so that a later first record does not reapply the defaults
+  g_level.store(static_cast<int>(level), std::memory_order_relaxed);
+}
 
-severity log_level() noexcept { return static_cast<severity>(g_level.load(std::memory_order_relaxed)); }
+severity log_level() noexcept {
+  log_enabled(severity::fatal);  // applies the defaults (and COPROVE_LOG_LEVEL) if not done yet
+  return static_cast<severity>(g_level.load(std::memory_order_relaxed));
+}
 
 bool log_enabled(severity s) noexcept {
+  try {
+    ensure_default_setup();  // reads COPROVE_LOG_LEVEL before the first record is filtered
+  } catch (...) {
+    // Without sinks nothing is written; the level alone decides.
+  }
   return static_cast<int>(s) >= g_level.load(std::memory_order_relaxed);
 }
 
 void log(severity s, std::string_view channel, std::string_view message, const log_fields& fields) {
-  ensure_default_setup();
   if (!log_enabled(s)) return;
   auto core = logging::core::get();
   logging::attribute_set attrs;

@@ -5,6 +5,11 @@
 
 #include <coprove/prover/evaluation.hpp>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+
 using namespace coprove::test;
 namespace json = boost::json;
 
@@ -37,6 +42,18 @@ class served {
     INFO(reply.body);
     REQUIRE(reply.status == 202);
     return reply.json().at("job_id").to_number<std::uint64_t>();
+  }
+  // Waits until `others` connections besides the one asking are open (a client that is waiting on
+  // a result), so that a signal sent next finds it connected.
+  void wait_for_other_connections(std::size_t others) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (true) {
+      const auto status = request("GET", "/v1/status");
+      REQUIRE(status.status == 200);
+      if (status.json().at("service").at("open_connections").to_number<std::size_t>() >= others + 1) return;
+      REQUIRE(std::chrono::steady_clock::now() < deadline);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   }
   child_process& process() { return *process_; }
   const scratch_dir& dir() const { return dir_; }
@@ -201,7 +218,7 @@ TEST_CASE("serve: SIGTERM with a job in flight drains it and exits 0", "[app][se
   child_process waiter({"curl", "-s", "--max-time", "120", "--unix-socket", s.socket(), "-o", s.dir().file("drained.json"),
                         "-w", "%{http_code}", "http://localhost/v1/jobs/" + std::to_string(id) + "/result?wait=120"},
                        s.dir().file("waiter.out"), s.dir().file("waiter.err"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  s.wait_for_other_connections(1);
   const auto state = s.request("GET", "/v1/jobs/" + std::to_string(id)).json().at("state");
   CHECK((state == "running" || state == "queued"));
   s.process().signal(SIGTERM);
@@ -218,7 +235,7 @@ TEST_CASE("serve: SIGTERM with --on-shutdown cancel cancels the job in flight an
   child_process waiter({"curl", "-s", "--max-time", "120", "--unix-socket", s.socket(), "-o", s.dir().file("cancelled.json"),
                         "-w", "%{http_code}", "http://localhost/v1/jobs/" + std::to_string(id) + "/result?wait=120"},
                        s.dir().file("waiter.out"), s.dir().file("waiter.err"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  s.wait_for_other_connections(1);
   s.process().signal(SIGTERM);
   CHECK(s.process().wait(std::chrono::seconds(60)) == 0);
   CHECK(waiter.wait(std::chrono::seconds(30)) == 0);
@@ -234,4 +251,71 @@ TEST_CASE("serve: a second server on a live socket is refused, a stale socket is
   CHECK(second.exit_code == 2);
   CHECK(second.err.find("another server") != std::string::npos);
   CHECK(s.request("GET", "/healthz").status == 200);
+}
+
+namespace {
+
+// Sends raw bytes on a fresh connection and returns everything the service answers until it
+// closes the connection.
+std::string raw_exchange(const std::string& socket, const std::string& bytes) {
+  boost::asio::io_context io;
+  boost::asio::local::stream_protocol::socket s(io);
+  s.connect(boost::asio::local::stream_protocol::endpoint(socket));
+  boost::asio::write(s, boost::asio::buffer(bytes));
+  std::string answer;
+  boost::system::error_code ec;
+  boost::asio::read(s, boost::asio::dynamic_buffer(answer), ec);
+  return answer;
+}
+
+}  // namespace
+
+TEST_CASE("serve: malformed HTTP and oversized headers or chunked bodies are refused, and keep-alive works",
+          "[app][serve][cpu]") {
+  served s;
+  const auto garbage = raw_exchange(s.socket(), "garbage\r\n\r\n");
+  CHECK(garbage.rfind("HTTP/1.1 400", 0) == 0);
+  CHECK(garbage.find("bad_request") != std::string::npos);
+
+  const auto big_header =
+      raw_exchange(s.socket(), "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(10000, 'a') + "\r\n\r\n");
+  CHECK(big_header.rfind("HTTP/1.1 431", 0) == 0);
+
+  const std::string body(100000, 'x');
+  char size[32];
+  std::snprintf(size, sizeof size, "%zx", body.size());
+  const auto chunked = raw_exchange(s.socket(), "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                                                    std::string(size) + "\r\n" + body + "\r\n0\r\n\r\n");
+  CHECK(chunked.rfind("HTTP/1.1 413", 0) == 0);
+  CHECK(chunked.find("body_too_large") != std::string::npos);
+
+  // Two requests on one connection, the second closing it.
+  const auto both = raw_exchange(s.socket(),
+                                 "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                                 "GET /v1/jobs/77 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  CHECK(both.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(both.find("HTTP/1.1 404") != std::string::npos);
+
+  CHECK(s.request("GET", "/healthz").status == 200);
+}
+
+TEST_CASE("serve: listens on loopback TCP and reports the port it got", "[app][serve][cpu]") {
+  scratch_dir dir;
+  child_process server({COPROVE_BINARY, "serve", "--listen", "127.0.0.1:0", "--backend", "host", "--log-constraints", "10",
+                        "--log-level", "warning"},
+                       dir.file("out"), dir.file("err"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::string out;
+  while ((out = server.out()).find("listening on 127.0.0.1:") == std::string::npos) {
+    REQUIRE(server.running());
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const auto at = out.find("listening on 127.0.0.1:") + std::string("listening on 127.0.0.1:").size();
+  const int port = std::atoi(out.c_str() + at);
+  REQUIRE(port > 0);
+  const auto r = run_process({"curl", "-s", "http://127.0.0.1:" + std::to_string(port) + "/healthz"}, dir);
+  CHECK(r.out.find("\"ok\"") != std::string::npos);
+  server.signal(SIGINT);
+  CHECK(server.wait(std::chrono::seconds(30)) == 0);
 }

@@ -138,7 +138,7 @@ TEST_CASE("the bridge waits for the work in flight before it is destroyed", "[gp
 }
 
 // Run only in a child process (see below): the fault ruins this process's CUDA context.
-TEST_CASE("a device fault fails the signal instead of hanging (child process)", "[.gpu_fault]") {
+TEST_CASE("a device fault fails the signal instead of hanging in a child process", "[.][gpu_fault]") {
   const char* name = std::getenv("COPROVE_FAULT_STRATEGY");
   REQUIRE(name != nullptr);
   auto strategy = completion_bridge::strategy::event_poller;
@@ -163,6 +163,7 @@ TEST_CASE("a device fault fails the signal with the CUDA error for every strateg
   const std::string name(coprove::cuda::to_string(strategy));
   INFO("strategy " << name);
   const std::string command = "COPROVE_FAULT_STRATEGY=" + name +
-                              " /proc/self/exe \"[.gpu_fault]\" >/dev/null 2>&1";
+                              " /proc/self/exe \"a device fault fails the signal instead of hanging in a child process\""
+                              " >/dev/null 2>&1";
   CHECK(std::system(command.c_str()) == 0);
 }

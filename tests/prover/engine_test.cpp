@@ -226,7 +226,8 @@ TEST_CASE("the unbounded policy admits every partition at once and still verifie
   cfg.policy = dispatch_policy::unbounded;
   cfg.depth_per_device = 2;
   engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
-  auto [ec, result] = prove(e, small_request(8));
+  // At the plan's size, so that the memory reservation is what bounds the syntheses.
+  auto [ec, result] = prove(e, small_request(8, 12));
   REQUIRE_FALSE(ec);
   require_all_verified(result, 8);
   // Admission is not throttled; the memory reservation still bounds the syntheses.

@@ -35,8 +35,9 @@ struct circuit_shape {
 /// Base of every constraint system: variable allocation into the assignment, and enforce.
 class constraint_system {
  public:
-  /// Sizes the assignment from shape; column 0 holds one.
-  explicit constraint_system(const circuit_shape& shape);
+  /// Sizes the assignment from shape; column 0 holds one. `storage` lends a vector whose memory
+  /// is reused for the assignment (its contents are overwritten as variables are allocated).
+  explicit constraint_system(const circuit_shape& shape, std::vector<fr> storage = {});
   virtual ~constraint_system();
   constraint_system(const constraint_system&) = delete;
   constraint_system& operator=(const constraint_system&) = delete;
@@ -82,8 +83,11 @@ class constraint_system {
  protected:
   /// Called for every constraint, in order; num_constraints() is its row.
   virtual void on_enforce(lc_builder a, lc_builder b, lc_builder c) = 0;
-  /// Hands the assignment over (the system is spent afterwards).
+public:
+  /// Hands the assignment over, e.g. to reuse its memory (the system is spent afterwards).
   std::vector<fr> release_assignment() noexcept { return std::move(assignment_); }
+
+ protected:
   std::span<fr> mutable_assignment() noexcept { return assignment_; }
 
  private:

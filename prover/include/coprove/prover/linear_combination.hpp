@@ -59,10 +59,14 @@ class linear_combination {
 
   /// <this, assignment>; coefficient-one terms are added without a multiplication.
   fr evaluate(std::span<const fr> assignment) const noexcept {
+    constexpr fr one = fr::one();
     fr acc = fr::zero();
     for (const lc_term& t : terms_) {
       const fr& value = assignment[t.var.index];
-      if (t.coefficient == fr::one()) {
+      // Limb by limb: std::array's == goes through memcmp, which dominates this loop otherwise.
+      const auto& l = t.coefficient.limbs;
+      if (((l[0] ^ one.limbs[0]) | (l[1] ^ one.limbs[1]) | (l[2] ^ one.limbs[2]) |
+           (l[3] ^ one.limbs[3])) == 0) {
         acc += value;
       } else {
         acc += value * t.coefficient;

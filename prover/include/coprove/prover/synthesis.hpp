@@ -41,13 +41,17 @@ class witness_system final : public constraint_system {
 };
 
 /// The slow path: synthesizes `c` into a, b, c (each exactly circuit.domain_size() long, zero
-/// padded) and, when record is not null, records A, B, C into it. Throws std::invalid_argument on
-/// wrong span sizes (writing nothing) and std::logic_error when the circuit breaks its shape.
+/// padded) and, when record is not null, records A, B, C into it. `scratch`, when given, lends
+/// its memory for the assignment and gets it back (so repeated syntheses do not fault in fresh
+/// pages). Throws std::invalid_argument on wrong span sizes (writing nothing) and
+/// std::logic_error when the circuit breaks its shape.
 synthesis_output synthesize_slow(const circuit& c, std::span<fr> a, std::span<fr> b,
-                                 std::span<fr> c_out, pce_matrices* record = nullptr);
+                                 std::span<fr> c_out, pce_matrices* record = nullptr,
+                                 std::vector<fr>* scratch = nullptr);
 
-/// The assignment of the circuit (inputs, then auxiliaries), from a witness-only synthesis.
-std::vector<fr> synthesize_witness(const circuit& c);
+/// The assignment of the circuit (inputs, then auxiliaries), from a witness-only synthesis;
+/// `storage` lends memory to reuse.
+std::vector<fr> synthesize_witness(const circuit& c, std::vector<fr> storage = {});
 
 /// The public inputs of an assignment (without the constant one).
 std::vector<fr> public_inputs_of(const circuit_shape& shape, std::span<const fr> assignment);

@@ -7,11 +7,11 @@
 #include "coprove/runtime/error.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/append.hpp>
 #include <boost/asio/associated_allocator.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/execution.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/recycling_allocator.hpp>
@@ -54,8 +54,9 @@ class [[nodiscard]] permit {
 
   /// Returns every unit to the semaphore (may admit waiters; they resume on their executors).
   void release() noexcept {
-    if (units_ > 0) std::exchange(core_, nullptr)->release_held(std::exchange(units_, 0));
-    core_ = nullptr;
+    detail::semaphore_core* core = std::exchange(core_, nullptr);
+    const std::size_t n = std::exchange(units_, 0);
+    if (core && n > 0) core->release_held(n);
   }
   /// Returns n of the units; throws std::invalid_argument when n > units().
   void release(std::size_t n);
@@ -81,6 +82,15 @@ class [[nodiscard]] permit {
 };
 
 namespace detail {
+
+// A completion decided at once: the handler with its arguments, run by the executor.
+template <class Handler>
+struct bound_acquire_completion {
+  Handler handler;
+  std::error_code ec;
+  permit held;
+  void operator()() { std::move(handler)(ec, std::move(held)); }
+};
 
 // The operation state of one async_acquire, allocated with the handler's associated allocator.
 // It keeps work on the handler's executor while it waits and completes there, freeing itself
@@ -135,7 +145,10 @@ class semaphore_acquire_op final : public semaphore_waiter {
 
   static void schedule_completion(semaphore_waiter* base) noexcept {
     auto* self = static_cast<semaphore_acquire_op*>(base);
-    boost::asio::post(self->work_.get_executor(), completion{self});
+    auto alloc = boost::asio::get_associated_allocator(self->handler_);
+    boost::asio::prefer(boost::asio::require(self->work_.get_executor(), boost::asio::execution::blocking.never),
+                        boost::asio::execution::allocator(alloc))
+        .execute(completion{self});
   }
 
   // Runs on the handler's executor.
@@ -238,9 +251,15 @@ class async_semaphore {
       std::error_code ec;
       if (core->try_complete_now(units, ec)) {
         // Decided at once: no operation state, just the posted completion.
+        // Submitted straight to the handler's executor, never run inline (blocking.never); the
+        // executor counts it as outstanding work until it has run.
         permit p = ec ? permit() : permit(core, units);
         auto ex = boost::asio::get_associated_executor(handler, executor);
-        boost::asio::post(ex, boost::asio::append(std::forward<Handler>(handler), ec, std::move(p)));
+        auto alloc = boost::asio::get_associated_allocator(handler);
+        boost::asio::prefer(boost::asio::require(ex, boost::asio::execution::blocking.never),
+                            boost::asio::execution::allocator(alloc))
+            .execute(detail::bound_acquire_completion<std::decay_t<Handler>>{
+                std::forward<Handler>(handler), ec, std::move(p)});
         return;
       }
       using op = detail::semaphore_acquire_op<std::decay_t<Handler>>;

@@ -10,6 +10,7 @@
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/execution.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/recycling_allocator.hpp>
@@ -75,7 +76,10 @@ class signal_wait_op final : public signal_waiter {
 
   static void schedule_completion(signal_waiter* base) noexcept {
     auto* self = static_cast<signal_wait_op*>(base);
-    boost::asio::post(self->work_.get_executor(), completion{self});
+    auto alloc = boost::asio::get_associated_allocator(self->handler_);
+    boost::asio::prefer(boost::asio::require(self->work_.get_executor(), boost::asio::execution::blocking.never),
+                        boost::asio::execution::allocator(alloc))
+        .execute(completion{self});
   }
 
   // Runs on the handler's executor.

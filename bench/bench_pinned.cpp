@@ -1,0 +1,376 @@
+// bench_pinned: what the pinned pool costs and buys. Checkout latency from a warm pool (p50/p99;
+// runs without a GPU with the pageable allocator), and on a GPU: page-locking cost per GiB
+// (cudaHostAlloc against malloc + page touch + cudaHostRegister; one caller and 12 at once, and 12
+// cold checkouts through the pool's allocator thread), H2D GB/s from a pool buffer against pageable
+// memory, and PyTorch's caching pinned allocator side by side when `import torch` works.
+//
+//   bench_pinned [--json PATH] [--checkouts N]
+#include "coprove/pinned/pool.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <barrier>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if defined(COPROVE_HAVE_CUDA)
+#include "coprove/cuda/device.hpp"
+#include "coprove/cuda/error.hpp"
+#include "coprove/cuda/event.hpp"
+#include "coprove/cuda/host_allocator.hpp"
+#include "coprove/cuda/stream.hpp"
+#endif
+
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using clock_type = std::chrono::steady_clock;
+using coprove::pinned::pool;
+using coprove::pinned::pool_config;
+
+constexpr std::size_t mib = std::size_t{1} << 20;
+constexpr std::size_t gib = std::size_t{1} << 30;
+constexpr std::size_t vector_bytes = 2458 * mib;  // one a/b/c vector of the production workload
+
+struct options {
+  std::string json_path;
+  std::size_t checkouts = 200'000;
+};
+
+options parse(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--json" && i + 1 < argc) {
+      o.json_path = argv[++i];
+    } else if (a == "--checkouts" && i + 1 < argc) {
+      o.checkouts = std::strtoull(argv[++i], nullptr, 10);
+      if (o.checkouts < 1000) {
+        std::cerr << "bench_pinned: --checkouts must be at least 1000\n";
+        std::exit(2);
+      }
+    } else {
+      std::cerr << "usage: bench_pinned [--json PATH] [--checkouts N (>= 1000)]\n";
+      std::exit(2);
+    }
+  }
+  return o;
+}
+
+double ns_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::nano>(clock_type::now() - t0).count();
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+}
+
+double median(std::vector<double> v) { return percentile(std::move(v), 0.5); }
+
+std::string today() {
+  char buf[32];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  return buf;
+}
+
+// Checkout latency from a warm pool holding one buffer of vector_bytes.
+json::object checkout_latency(std::unique_ptr<coprove::pinned::host_allocator> alloc, std::size_t n) {
+  asio::io_context ioc;
+  pool_config cfg;
+  cfg.capacity_bytes = vector_bytes;
+  cfg.prewarm_count = 1;
+  cfg.prewarm_bytes = vector_bytes;
+  pool p(ioc.get_executor(), std::move(alloc), cfg);
+  p.wait_idle();
+  std::vector<double> take, give, async_round;
+  take.reserve(n);
+  give.reserve(n);
+  async_round.reserve(n / 4);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto t0 = clock_type::now();
+    auto l = p.try_checkout(vector_bytes);
+    take.push_back(ns_since(t0));
+    if (!l) {
+      std::cerr << "bench_pinned: the warm pool did not serve a checkout\n";
+      std::exit(1);
+    }
+    t0 = clock_type::now();
+    l.release();
+    give.push_back(ns_since(t0));
+  }
+  for (std::size_t i = 0; i < n / 4; ++i) {
+    coprove::pinned::lease got;
+    const auto t0 = clock_type::now();
+    p.async_checkout(vector_bytes, [&got](std::error_code, coprove::pinned::lease l) { got = std::move(l); });
+    ioc.restart();
+    ioc.run_one();
+    async_round.push_back(ns_since(t0));
+    got.release();
+  }
+  const auto s = p.stats();
+  json::object r{{"allocator", s.allocator},
+                 {"request_bytes", vector_bytes},
+                 {"reserved_bytes", s.bytes_allocated},
+                 {"reserved_ratio", static_cast<double>(s.bytes_allocated) / static_cast<double>(vector_bytes)},
+                 {"try_checkout_p50_us", percentile(take, 0.5) / 1e3},
+                 {"try_checkout_p99_us", percentile(take, 0.99) / 1e3},
+                 {"release_p50_us", percentile(give, 0.5) / 1e3},
+                 {"release_p99_us", percentile(give, 0.99) / 1e3},
+                 {"async_checkout_to_handler_p50_us", percentile(async_round, 0.5) / 1e3},
+                 {"async_checkout_to_handler_p99_us", percentile(async_round, 0.99) / 1e3},
+                 {"first_allocation_ms", static_cast<double>(s.allocation_ns) / 1e6}};
+  std::printf("%-22s %12.3f %12.3f %12.3f %12.3f %14.3f %14.3f %9.2fx %10.1f\n", s.allocator.c_str(),
+              r["try_checkout_p50_us"].as_double(), r["try_checkout_p99_us"].as_double(), r["release_p50_us"].as_double(),
+              r["release_p99_us"].as_double(), r["async_checkout_to_handler_p50_us"].as_double(),
+              r["async_checkout_to_handler_p99_us"].as_double(), r["reserved_ratio"].as_double(),
+              r["first_allocation_ms"].as_double());
+  return r;
+}
+
+#if defined(COPROVE_HAVE_CUDA)
+
+// Allocation cost of `callers` threads at once, each allocating `bytes` with `alloc`.
+json::object allocation_cost(const char* label, coprove::pinned::host_allocator& alloc, std::size_t bytes, int callers) {
+  std::vector<double> per_call(callers), per_free(callers);
+  std::vector<void*> ptrs(callers);
+  std::barrier start(callers + 1);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < callers; ++i)
+    threads.emplace_back([&, i] {
+      start.arrive_and_wait();
+      const auto t0 = clock_type::now();
+      ptrs[i] = alloc.allocate(bytes);
+      per_call[i] = ns_since(t0) / 1e6;
+    });
+  const auto wall0 = clock_type::now();
+  start.arrive_and_wait();
+  for (auto& t : threads) t.join();
+  const double wall_ms = ns_since(wall0) / 1e6;
+  for (int i = 0; i < callers; ++i) {
+    const auto t0 = clock_type::now();
+    alloc.deallocate(ptrs[i], bytes);
+    per_free[i] = ns_since(t0) / 1e6;
+  }
+  const double gibs = static_cast<double>(bytes) / static_cast<double>(gib);
+  json::object r{{"allocator", label},
+                 {"bytes", bytes},
+                 {"callers", callers},
+                 {"wall_ms", wall_ms},
+                 {"per_call_median_ms", median(per_call)},
+                 {"per_call_max_ms", *std::max_element(per_call.begin(), per_call.end())},
+                 {"median_ms_per_gib", median(per_call) / gibs},
+                 {"free_median_ms", median(per_free)}};
+  std::printf("%-28s %8d %12.1f %16.1f %14.1f %14.1f %12.1f\n", label, callers, wall_ms, median(per_call),
+              r["per_call_max_ms"].as_double(), median(per_call) / gibs, median(per_free));
+  return r;
+}
+
+// 12 cold checkouts of `bytes` at once through one pool: the allocator thread serialises them.
+json::object pool_cold_checkouts(std::size_t bytes, int callers) {
+  asio::io_context ioc;
+  pool_config cfg;
+  cfg.capacity_bytes = bytes * callers;
+  pool p(ioc.get_executor(), coprove::cuda::make_cuda_host_allocator(), cfg);
+  std::vector<double> done_ms;
+  std::vector<coprove::pinned::lease> leases;
+  const auto t0 = clock_type::now();
+  for (int i = 0; i < callers; ++i)
+    p.async_checkout(bytes, [&](std::error_code ec, coprove::pinned::lease l) {
+      if (ec) {
+        std::cerr << "bench_pinned: cold checkout failed: " << ec.message() << "\n";
+        std::exit(1);
+      }
+      done_ms.push_back(ns_since(t0) / 1e6);
+      leases.push_back(std::move(l));
+    });
+  while (done_ms.size() < static_cast<std::size_t>(callers)) ioc.run_one();
+  const double wall = done_ms.back();
+  const double gibs = static_cast<double>(bytes) * callers / static_cast<double>(gib);
+  std::printf("%-28s %8d %12.1f %16.1f %14.1f %14.1f %12s\n", "pool (register, serialised)", callers, wall,
+              median(done_ms), done_ms.back(), wall / gibs, "-");
+  return {{"allocator", "pool cuda_host_register, one allocator thread"},
+          {"bytes", bytes},
+          {"callers", callers},
+          {"wall_ms", wall},
+          {"completion_median_ms", median(done_ms)},
+          {"wall_ms_per_gib", wall / gibs}};
+}
+
+double h2d_gbs(const void* host, void* device, std::size_t bytes, cudaStream_t s) {
+  coprove::cuda::event a(cudaEventDefault), b(cudaEventDefault);
+  double best = 0;
+  for (int round = 0; round < 4; ++round) {
+    a.record(s);
+    COPROVE_CUDA_TRY(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, s));
+    b.record(s);
+    b.synchronize();
+    const double gbs = static_cast<double>(bytes) / (b.elapsed_ms_since(a) * 1e6);
+    if (round > 0) best = std::max(best, gbs);
+  }
+  return best;
+}
+
+json::object h2d_comparison() {
+  constexpr std::size_t bytes = 512 * mib;
+  asio::io_context ioc;
+  pool_config cfg;
+  cfg.capacity_bytes = bytes;
+  cfg.prewarm_count = 1;
+  cfg.prewarm_bytes = bytes;
+  pool p(ioc.get_executor(), coprove::cuda::make_cuda_host_allocator(), cfg);
+  p.wait_idle();
+  auto l = p.try_checkout(bytes);
+  std::memset(l.data(), 1, bytes);
+  std::vector<std::byte> pageable(bytes, std::byte{1});
+  void* device = nullptr;
+  COPROVE_CUDA_TRY(cudaMalloc(&device, bytes));
+  coprove::cuda::stream s;
+  const double pinned = h2d_gbs(l.data(), device, bytes, s.get());
+  const double plain = h2d_gbs(pageable.data(), device, bytes, s.get());
+  COPROVE_CUDA_TRY(cudaFree(device));
+  std::printf("%-28s %10.1f GB/s\n%-28s %10.1f GB/s\n", "pool buffer (register)", pinned, "pageable (std::vector)", plain);
+  return {{"bytes", bytes}, {"pool_gbs", pinned}, {"pageable_gbs", plain}};
+}
+
+// PyTorch's caching host allocator, run as a small Python script.
+json::value torch_side_by_side() {
+  if (std::system("python3 -c 'import torch' >/dev/null 2>&1") != 0) {
+    std::printf("torch is absent (python3 -c 'import torch' failed): no side-by-side row\n");
+    return "absent";
+  }
+  const char* script = R"PY(
+import json, os, time, torch
+n = 2458 * 1024 * 1024
+out = {"torch": torch.__version__, "setting": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "default")}
+t0 = time.perf_counter_ns()
+x = torch.empty(n, dtype=torch.uint8, pin_memory=True)
+out["first_allocation_ms"] = (time.perf_counter_ns() - t0) / 1e6
+del x
+lat = []
+for _ in range(2000):
+    t0 = time.perf_counter_ns()
+    x = torch.empty(n, dtype=torch.uint8, pin_memory=True)
+    lat.append(time.perf_counter_ns() - t0)
+    del x
+lat.sort()
+out["realloc_p50_us"] = lat[len(lat) // 2] / 1e3
+out["realloc_p99_us"] = lat[int(len(lat) * 0.99)] / 1e3
+try:
+    stats = torch.cuda.host_memory_stats()
+    out["host_memory_stats"] = {k: v for k, v in stats.items() if "bytes" in k}
+except Exception as e:  # older torch
+    out["host_memory_stats_error"] = str(e)
+print(json.dumps(out))
+)PY";
+  const std::string path = "/tmp/coprove_bench_torch_pinned.py";
+  {
+    std::ofstream f(path);
+    f << script;
+  }
+  json::array results;
+  std::printf("%-34s %12s %14s %14s %16s\n", "torch setting", "first ms", "realloc p50 us", "realloc p99 us",
+              "reserved bytes");
+  for (const char* conf : {"", "pinned_use_cuda_host_register:True,pinned_num_register_threads:8"}) {
+    std::string cmd = std::string(*conf ? "PYTORCH_CUDA_ALLOC_CONF=" + std::string(conf) + " " : "") + "python3 " +
+                      path + " 2>/dev/null";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (pipe == nullptr) continue;
+    std::string text;
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, pipe) != nullptr) text += buf;
+    const int rc = pclose(pipe);
+    if (rc != 0 || text.empty()) {
+      std::printf("%-34s failed (exit %d)\n", *conf ? conf : "default", rc);
+      continue;
+    }
+    boost::system::error_code ec;
+    auto v = json::parse(text, ec);
+    if (ec || !v.is_object()) continue;
+    auto& o = v.as_object();
+    std::string reserved = "?";
+    if (auto* st = o.if_contains("host_memory_stats"); st && st->is_object()) {
+      for (auto& [k, val] : st->as_object())
+        if (k.find("reserved") != json::string_view::npos && k.find("current") != json::string_view::npos)
+          reserved = json::serialize(val);
+    }
+    std::printf("%-34s %12.1f %14.2f %14.2f %16s\n", *conf ? "host_register, 8 threads" : "default (cudaHostAlloc)",
+                o["first_allocation_ms"].to_number<double>(), o["realloc_p50_us"].to_number<double>(),
+                o["realloc_p99_us"].to_number<double>(), reserved.c_str());
+    results.push_back(v);
+  }
+  return results;
+}
+
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto o = parse(argc, argv);
+  json::object report{{"bench", "pinned"}, {"date", today()}};
+  std::printf("bench_pinned, %s\n\ncheckout from a warm pool (one %zu MiB buffer, %zu checkouts; us)\n", today().c_str(),
+              vector_bytes / mib, o.checkouts);
+  std::printf("%-22s %12s %12s %12s %12s %14s %14s %10s %10s\n", "allocator", "try p50", "try p99", "release p50",
+              "release p99", "async->hdl p50", "async->hdl p99", "reserved", "alloc ms");
+  json::array latency;
+  latency.push_back(checkout_latency(coprove::pinned::make_pageable_allocator(), o.checkouts));
+
+#if defined(COPROVE_HAVE_CUDA)
+  if (coprove::cuda::device_count() > 0) {
+    report["gpu"] = coprove::cuda::device_name(0);
+    latency.push_back(checkout_latency(coprove::cuda::make_cuda_host_allocator(), o.checkouts));
+    report["checkout_latency"] = latency;
+    std::printf("targets: try_checkout p50 <= 1 us, p99 <= 3 us\n");
+
+    std::printf("\npage-locking cost, 512 MiB per call\n");
+    std::printf("%-28s %8s %12s %16s %14s %14s %12s\n", "allocator", "callers", "wall ms", "per call med ms",
+                "per call max", "med ms / GiB", "free med ms");
+    auto host_alloc = coprove::cuda::make_cuda_host_allocator(coprove::cuda::host_allocator_kind::host_alloc);
+    auto host_register = coprove::cuda::make_cuda_host_allocator(coprove::cuda::host_allocator_kind::host_register);
+    json::array cost;
+    for (int callers : {1, 12}) {
+      cost.push_back(allocation_cost("cudaHostAlloc", *host_alloc, 512 * mib, callers));
+      cost.push_back(allocation_cost("malloc+touch+cudaHostRegister", *host_register, 512 * mib, callers));
+    }
+    cost.push_back(pool_cold_checkouts(512 * mib, 12));
+    report["allocation_cost"] = cost;
+
+    std::printf("\nH2D copy, 512 MiB (best of 3 after a warm-up)\n");
+    report["h2d"] = h2d_comparison();
+
+    std::printf("\nPyTorch caching pinned allocator, %zu MiB (same machine, same run)\n", vector_bytes / mib);
+    report["torch"] = torch_side_by_side();
+  } else {
+    report["checkout_latency"] = latency;
+    std::printf("\nno CUDA device: page-locking, H2D and torch rows skipped\n");
+  }
+#else
+  report["checkout_latency"] = latency;
+  std::printf("\nbuilt without CUDA: page-locking, H2D and torch rows skipped\n");
+#endif
+
+  if (!o.json_path.empty()) {
+    std::ofstream out(o.json_path);
+    out << json::serialize(report) << "\n";
+    if (!out) {
+      std::cerr << "bench_pinned: cannot write " << o.json_path << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,294 @@
+// bench_pipeline: the three dispatch policies (semaphore, poll, unbounded) side by side in one run,
+// each on a fresh engine with the same memory plan: partitions/s, device busy fraction, maximum
+// concurrent syntheses, pinned pool allocations vs reuses, H2D GB/s and p50/p99 partition latency
+// (admission to verified record). The default configuration is sized for a CPU machine (host
+// backend); --h200 runs the CUDA backend at 2^24 constraints a partition, 16 partitions a job.
+#include <coprove/prover/engine.hpp>
+#include <coprove/prover/host_backend.hpp>
+#include <coprove/runtime/log.hpp>
+#include <coprove/runtime/trace.hpp>
+#ifdef COPROVE_HAVE_CUDA
+#include <coprove/cuda/cuda_backend.hpp>
+#endif
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace coprove;
+using namespace coprove::prover;
+
+struct options {
+  bool h200 = false;
+  unsigned log_n = 13;
+  std::size_t jobs = 3;
+  std::size_t partitions = 8;
+  std::size_t devices = 1;  // host backend: simulated devices; CUDA: the first N GPUs (0 = all)
+  std::size_t slots = 2;
+  std::size_t synthesis_threads = 0;
+  std::size_t budget_gib = 0;  // 0: the plan reads available memory
+  std::string circuit = "mimc";
+  std::string json_path;
+  std::string trace_prefix;
+  std::vector<dispatch_policy> policies{dispatch_policy::semaphore, dispatch_policy::poll, dispatch_policy::unbounded};
+};
+
+void usage() {
+  std::cout << "usage: bench_pipeline [--h200] [--log-n N] [--jobs N] [--partitions N] [--devices N]\n"
+               "                      [--slots N] [--synthesis-threads N] [--budget-gib N] [--circuit NAME]\n"
+               "                      [--policies semaphore,poll,unbounded] [--trace PREFIX] [--json PATH]\n"
+               "  default: host backend, 2^13 constraints, 8 partitions x 3 jobs per policy\n"
+               "  --h200:  CUDA backend, 2^24 constraints, 16 partitions x 4 jobs per policy\n";
+}
+
+std::size_t parse_count(const std::string& flag, const std::string& value) {
+  try {
+    std::size_t used = 0;
+    const unsigned long long v = std::stoull(value, &used);
+    if (used != value.size()) throw std::invalid_argument("trailing characters");
+    return static_cast<std::size_t>(v);
+  } catch (const std::exception&) {
+    throw std::invalid_argument(flag + ": expected a non-negative integer, got '" + value + "'");
+  }
+}
+
+options parse(int argc, char** argv) {
+  options o;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (std::find(args.begin(), args.end(), "--h200") != args.end()) {
+    o.h200 = true;
+    o.log_n = 24;
+    o.partitions = 16;
+    o.jobs = 4;
+    o.devices = 0;
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw std::invalid_argument(a + ": missing value");
+      return args[++i];
+    };
+    if (a == "--h200") continue;
+    if (a == "--help" || a == "-h") {
+      usage();
+      std::exit(0);
+    } else if (a == "--log-n") {
+      o.log_n = static_cast<unsigned>(parse_count(a, value()));
+    } else if (a == "--jobs") {
+      o.jobs = parse_count(a, value());
+    } else if (a == "--partitions") {
+      o.partitions = parse_count(a, value());
+    } else if (a == "--devices") {
+      o.devices = parse_count(a, value());
+    } else if (a == "--slots") {
+      o.slots = parse_count(a, value());
+    } else if (a == "--synthesis-threads") {
+      o.synthesis_threads = parse_count(a, value());
+    } else if (a == "--budget-gib") {
+      o.budget_gib = parse_count(a, value());
+    } else if (a == "--circuit") {
+      o.circuit = value();
+    } else if (a == "--json") {
+      o.json_path = value();
+    } else if (a == "--trace") {
+      o.trace_prefix = value();
+    } else if (a == "--policies") {
+      o.policies.clear();
+      std::stringstream list(value());
+      std::string name;
+      while (std::getline(list, name, ',')) o.policies.push_back(parse_dispatch_policy(name));
+    } else {
+      throw std::invalid_argument("unknown flag '" + a + "' (--help lists them)");
+    }
+  }
+  if (o.jobs == 0) throw std::invalid_argument("--jobs: must be at least 1");
+  if (o.partitions == 0) throw std::invalid_argument("--partitions: must be at least 1");
+  if (!o.h200 && o.devices == 0) throw std::invalid_argument("--devices: must be at least 1 for the host backend");
+  if (o.policies.empty()) throw std::invalid_argument("--policies: name at least one policy");
+  return o;
+}
+
+std::unique_ptr<compute_backend> make_backend(const options& o) {
+  if (!o.h200) return make_host_backend(o.devices, o.slots);
+#ifdef COPROVE_HAVE_CUDA
+  std::vector<int> devices;
+  for (std::size_t d = 0; d < o.devices; ++d) devices.push_back(static_cast<int>(d));
+  return cuda::make_cuda_backend(devices, o.slots);
+#else
+  throw std::runtime_error("--h200 needs the CUDA backend, and this build has none (COPROVE_WITH_CUDA=OFF)");
+#endif
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const auto rank = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(rank, v.size() - 1)];
+}
+
+struct policy_result {
+  dispatch_policy policy;
+  boost::json::object row;
+};
+
+policy_result run_policy(const options& o, dispatch_policy policy) {
+  boost::asio::io_context io;
+  auto guard = boost::asio::make_work_guard(io);
+  std::thread runner([&] { io.run(); });
+  boost::json::object row;
+  std::string failure;
+  try {
+    engine_config cfg;
+    cfg.policy = policy;
+    cfg.max_log_constraints = o.log_n;
+    cfg.plan_circuit = o.circuit;
+    cfg.synthesis_threads = o.synthesis_threads;
+    cfg.memory_budget_bytes = o.budget_gib << 30;
+    cfg.trace = !o.trace_prefix.empty();
+    engine e(io.get_executor(), cfg, make_backend(o));
+
+    // Warm-up: one partition builds the PCE, so every policy starts from the same cache.
+    prove_request warm;
+    warm.circuit = o.circuit;
+    warm.log_constraints = o.log_n;
+    warm.partitions = 1;
+    warm.seed = 1000;
+    auto [warm_ec, warm_result] = e.async_prove(warm, boost::asio::use_future).get();
+    if (warm_ec) throw std::runtime_error("warm-up failed: " + warm_ec.message());
+    const auto before = e.report_json();
+    const auto allocations_before = before.at("pinned_pool").at("allocations").to_number<std::uint64_t>();
+    const auto reuses_before = before.at("pinned_pool").at("reuses").to_number<std::uint64_t>();
+    const auto checkouts_before = before.at("pinned_pool").at("checkouts").to_number<std::uint64_t>();
+    e.reset_report();
+
+    std::vector<std::future<std::tuple<std::error_code, prove_result>>> futures;
+    for (std::size_t j = 0; j < o.jobs; ++j) {
+      prove_request r;
+      r.circuit = o.circuit;
+      r.log_constraints = o.log_n;
+      r.partitions = o.partitions;
+      r.seed = j + 1;
+      futures.push_back(e.async_prove(r, boost::asio::use_future));
+    }
+    std::vector<double> latency_ms;
+    std::size_t verified = 0, pinned = 0;
+    for (auto& f : futures) {
+      auto [ec, result] = f.get();
+      if (ec) throw std::runtime_error("job " + std::to_string(result.job_id) + " failed: " + ec.message());
+      for (const auto& p : result.partitions) {
+        latency_ms.push_back(static_cast<double>(p.timings.total_ns - p.timings.queue_wait_ns) / 1e6);
+        verified += p.verified ? 1 : 0;
+        pinned += p.is_pinned ? 1 : 0;
+      }
+    }
+    const auto report = e.report_json();
+    const auto& pool = report.at("pinned_pool").as_object();
+    const auto allocations = pool.at("allocations").to_number<std::uint64_t>() - allocations_before;
+    const auto reuses = pool.at("reuses").to_number<std::uint64_t>() - reuses_before;
+    const auto checkouts = pool.at("checkouts").to_number<std::uint64_t>() - checkouts_before;
+    row = boost::json::object{
+        {"policy", std::string(to_string(policy))},
+        {"backend", report.at("backend")},
+        {"partitions", latency_ms.size()},
+        {"verified", verified},
+        {"pinned", pinned},
+        {"elapsed_s", report.at("elapsed_s")},
+        {"partitions_per_s", report.at("throughput_partitions_per_s")},
+        {"gpu_busy_fraction", report.at("gpu_busy_fraction")},
+        {"max_in_flight", report.at("dispatch").at("max_in_flight")},
+        {"max_concurrent_synthesis", report.at("dispatch").at("max_concurrent_synthesis")},
+        {"depth_per_device", e.depth_per_device()},
+        {"pool_allocations", allocations},
+        {"pool_reuses", reuses},
+        {"pool_reuse_fraction", checkouts > 0 ? static_cast<double>(reuses) / static_cast<double>(checkouts) : 0.0},
+        {"pool_fallbacks", pool.at("fallbacks")},
+        {"h2d_gb_per_s", report.at("h2d_gb_per_s")},
+        {"latency_p50_ms", percentile(latency_ms, 0.5)},
+        {"latency_p99_ms", percentile(latency_ms, 0.99)},
+        {"stages", report.at("stages")},
+        {"memory_plan_total_bytes", report.at("memory_plan").at("total_bytes")}};
+    if (e.trace() != nullptr) e.trace()->write(o.trace_prefix + std::string(to_string(policy)) + ".json");
+    e.async_shutdown(true, boost::asio::use_future).get();
+  } catch (const std::exception& ex) {
+    failure = ex.what();
+  }
+  guard.reset();
+  runner.join();
+  if (!failure.empty()) throw std::runtime_error(std::string(to_string(policy)) + ": " + failure);
+  return {policy, std::move(row)};
+}
+
+double num(const boost::json::value& v) { return v.to_number<double>(); }
+
+void print_table(const options& o, const std::vector<policy_result>& results) {
+  std::printf("bench_pipeline: %s backend, %s 2^%u, %zu job(s) x %zu partitions per policy\n",
+              o.h200 ? "cuda" : "host", o.circuit.c_str(), o.log_n, o.jobs, o.partitions);
+  std::printf("%-10s %10s %8s %9s %9s %7s %7s %8s %9s %9s %9s\n", "policy", "part/s", "busy", "max_synth",
+              "max_fly", "allocs", "reuses", "reuse%", "H2D GB/s", "p50 ms", "p99 ms");
+  for (const auto& r : results) {
+    const auto& row = r.row;
+    std::printf("%-10s %10.2f %7.1f%% %9.0f %9.0f %7.0f %7.0f %7.1f%% %9.2f %9.2f %9.2f\n",
+                std::string(to_string(r.policy)).c_str(), num(row.at("partitions_per_s")),
+                100.0 * num(row.at("gpu_busy_fraction")), num(row.at("max_concurrent_synthesis")),
+                num(row.at("max_in_flight")), num(row.at("pool_allocations")), num(row.at("pool_reuses")),
+                100.0 * num(row.at("pool_reuse_fraction")), num(row.at("h2d_gb_per_s")), num(row.at("latency_p50_ms")),
+                num(row.at("latency_p99_ms")));
+  }
+  std::printf("(latency: admission to verified record; busy: fraction of the run a device had work; "
+              "allocations and reuses after the pre-warm and one warm-up partition)\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  try {
+    o = parse(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "bench_pipeline: " << e.what() << "\n";
+    return 2;
+  }
+  runtime::log_config log;
+  log.level = runtime::severity::warning;
+  runtime::init_logging(log);
+  try {
+    std::vector<policy_result> results;
+    for (dispatch_policy p : o.policies) results.push_back(run_policy(o, p));
+    print_table(o, results);
+    if (!o.json_path.empty()) {
+      boost::json::array rows;
+      for (auto& r : results) rows.push_back(std::move(r.row));
+      boost::json::object out{{"benchmark", "pipeline"},
+                              {"backend", o.h200 ? "cuda" : "host"},
+                              {"circuit", o.circuit},
+                              {"log_n", o.log_n},
+                              {"jobs", o.jobs},
+                              {"partitions_per_job", o.partitions},
+                              {"devices", o.devices},
+                              {"slots_per_device", o.slots},
+                              {"policies", std::move(rows)}};
+      std::ofstream file(o.json_path);
+      if (!file) throw std::runtime_error("cannot write " + o.json_path);
+      file << boost::json::serialize(out) << "\n";
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "bench_pipeline: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,267 @@
+// The CUDA compute backend. Each worker slot owns a stream, device buffers for a, b, c and an NTT
+// plan on its device; a quotient is H2D a/b/c from the pinned leases -> quotient_async -> D2H h
+// into a pinned lease, timed with events, marked with NVTX ranges, and completed through the
+// device's completion bridge. The timings are read once the work is done, before the caller's
+// signal is set.
+#include <coprove/cuda/cuda_backend.hpp>
+
+#include <coprove/cuda/completion_bridge.hpp>
+#include <coprove/cuda/device.hpp>
+#include <coprove/cuda/error.hpp>
+#include <coprove/cuda/event.hpp>
+#include <coprove/cuda/host_allocator.hpp>
+#include <coprove/cuda/ntt.hpp>
+#include <coprove/cuda/stream.hpp>
+#include <coprove/runtime/completion_signal.hpp>
+#include <coprove/runtime/log.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/system_executor.hpp>
+
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+namespace coprove::cuda {
+
+namespace {
+
+// NVTX range over the host-side enqueue of one stage; the profiler correlates it with the
+// device work it launched.
+class nvtx_range {
+ public:
+  explicit nvtx_range(const char* name) noexcept { nvtxRangePushA(name); }
+  ~nvtx_range() { nvtxRangePop(); }
+  nvtx_range(const nvtx_range&) = delete;
+  nvtx_range& operator=(const nvtx_range&) = delete;
+};
+
+// The four timing events of one quotient: start, after H2D, after the kernels, after D2H.
+struct stage_events {
+  event start{cudaEventDefault}, h2d{cudaEventDefault}, compute{cudaEventDefault}, d2h{cudaEventDefault};
+};
+
+struct device_buffer {
+  prover::fr* data = nullptr;
+  int device = 0;
+  device_buffer() = default;
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+  ~device_buffer() {
+    if (data != nullptr) {
+      scoped_device on(device);
+      COPROVE_CUDA_ASSERT_OK(cudaFree(data));
+    }
+  }
+};
+
+struct worker_slot {
+  int device = 0;
+  std::size_t index = 0;
+  stream work;
+  std::unique_ptr<ntt_plan> plan;
+  std::size_t capacity = 0;  // elements of each buffer
+  device_buffer a, b, c;
+  std::mutex events_mutex;
+  std::vector<std::unique_ptr<stage_events>> free_events;
+
+  worker_slot(int dev, std::size_t i) : device(dev), index(i), work(dev) {
+    a.device = b.device = c.device = dev;
+  }
+
+  // Buffers and a plan for n elements; grown (blocking) the first time a size is seen.
+  void prepare(unsigned log_n) {
+    const std::size_t n = std::size_t{1} << log_n;
+    if (capacity < n) {
+      // The stream may still read the old buffers: finish it before freeing them.
+      work.synchronize();
+      for (device_buffer* buf : {&a, &b, &c}) {
+        if (buf->data != nullptr) {
+          COPROVE_CUDA_TRY(cudaFree(buf->data));
+          buf->data = nullptr;
+        }
+        COPROVE_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&buf->data), n * sizeof(prover::fr)));
+      }
+      capacity = n;
+    }
+    if (!plan || plan->log_size() != log_n) {
+      work.synchronize();
+      plan = std::make_unique<ntt_plan>(log_n, device);
+    }
+  }
+
+  std::unique_ptr<stage_events> take_events() {
+    std::lock_guard lock(events_mutex);
+    if (free_events.empty()) return std::make_unique<stage_events>();
+    auto e = std::move(free_events.back());
+    free_events.pop_back();
+    return e;
+  }
+  void return_events(std::unique_ptr<stage_events> e) {
+    std::lock_guard lock(events_mutex);
+    free_events.push_back(std::move(e));
+  }
+};
+
+std::uint64_t elapsed_ns(const event& from, const event& to) {
+  return static_cast<std::uint64_t>(static_cast<double>(to.elapsed_ms_since(from)) * 1e6);
+}
+
+class cuda_backend final : public prover::compute_backend {
+ public:
+  cuda_backend(std::vector<int> devices, std::size_t slots_per_device)
+      : devices_(std::move(devices)), slots_per_device_(slots_per_device) {
+    for (int d : devices_) {
+      names_.push_back(device_name(d));
+      scoped_device on(d);
+      for (std::size_t s = 0; s < slots_per_device_; ++s) slots_.push_back(std::make_unique<worker_slot>(d, s));
+      bridges_.push_back(std::make_unique<completion_bridge>());
+    }
+    COPROVE_LOG(info, "cuda") << "CUDA backend on " << devices_.size() << " device(s), " << slots_per_device_
+                              << " worker slots each, completion bridge " << to_string(bridges_.front()->get_strategy());
+  }
+
+  ~cuda_backend() override {
+    // The bridges set every outstanding signal; then the timing handlers that read our events
+    // must have run before the slots go away.
+    bridges_.clear();
+    std::unique_lock lock(outstanding_mutex_);
+    outstanding_done_.wait(lock, [&] { return outstanding_ == 0; });
+  }
+
+  std::string_view name() const noexcept override { return "cuda"; }
+  std::size_t device_count() const noexcept override { return devices_.size(); }
+  std::size_t worker_slots_per_device() const noexcept override { return slots_per_device_; }
+  std::vector<std::string> device_names() const override { return names_; }
+  std::unique_ptr<pinned::host_allocator> make_host_allocator() const override {
+    return make_cuda_host_allocator(host_allocator_kind::host_register);
+  }
+
+  void enqueue_quotient(std::size_t device, std::size_t slot, const prover::quotient_task& task,
+                        prover::gpu_stage_timings* timings, runtime::completion_signal done) override {
+    if (device >= devices_.size())
+      throw std::invalid_argument("cuda backend: device " + std::to_string(device) + " out of range (" +
+                                  std::to_string(devices_.size()) + " devices)");
+    if (slot >= slots_per_device_)
+      throw std::invalid_argument("cuda backend: slot " + std::to_string(slot) + " out of range (" +
+                                  std::to_string(slots_per_device_) + " slots per device)");
+    if (task.domain == nullptr) throw std::invalid_argument("cuda backend: quotient task without a domain");
+    const std::size_t n = task.domain->size();
+    if (task.a.size() != n || task.b.size() != n || task.c.size() != n || task.h.size() != n)
+      throw std::invalid_argument("cuda backend: quotient task spans must each hold " + std::to_string(n) +
+                                  " elements");
+    if (task.domain->log_size() < ntt_plan::min_log_size || task.domain->log_size() > ntt_plan::max_log_size)
+      throw std::invalid_argument("cuda backend: domain size 2^" + std::to_string(task.domain->log_size()) +
+                                  " outside the NTT's range");
+
+    worker_slot& w = *slots_[device * slots_per_device_ + slot];
+    scoped_device on(w.device);
+    w.prepare(task.domain->log_size());
+    const std::size_t bytes = n * sizeof(prover::fr);
+    const cudaStream_t s = w.work.get();
+    auto events = w.take_events();
+    try {
+      enqueue_stages(w, task, bytes, *events);
+    } catch (...) {
+      // Part of the work may be queued and reading the caller's buffers, which the caller frees
+      // when this throws: let it finish first.
+      COPROVE_CUDA_ASSERT_OK(cudaStreamSynchronize(s));
+      w.return_events(std::move(events));
+      throw;
+    }
+
+    // The stream's completion, then the timings, then the caller's signal.
+    runtime::completion_signal stream_done;
+    {
+      std::lock_guard lock(outstanding_mutex_);
+      ++outstanding_;
+    }
+    stream_done.async_wait(boost::asio::bind_executor(
+        boost::asio::system_executor(),
+        [this, &w, events = std::move(events), timings, done](std::error_code ec) mutable {
+          if (!ec && timings != nullptr) {
+            try {
+              timings->h2d_ns = elapsed_ns(events->start, events->h2d);
+              timings->compute_ns = elapsed_ns(events->h2d, events->compute);
+              timings->d2h_ns = elapsed_ns(events->compute, events->d2h);
+            } catch (const std::exception& e) {
+              COPROVE_LOG(warning, "cuda") << "reading the stage timings failed: " << e.what();
+            }
+          }
+          w.return_events(std::move(events));
+          done.set(ec);
+          std::lock_guard lock(outstanding_mutex_);
+          if (--outstanding_ == 0) outstanding_done_.notify_all();
+        }));
+    bridges_[device]->signal_when_done(s, stream_done);
+  }
+
+  // H2D a, b, c -> the quotient kernels -> D2H h, on the slot's stream, with timing events.
+  static void enqueue_stages(worker_slot& w, const prover::quotient_task& task, std::size_t bytes,
+                             stage_events& events) {
+    const cudaStream_t s = w.work.get();
+    {
+      nvtx_range range("coprove h2d");
+      events.start.record(s);
+      COPROVE_CUDA_TRY(cudaMemcpyAsync(w.a.data, task.a.data(), bytes, cudaMemcpyHostToDevice, s));
+      COPROVE_CUDA_TRY(cudaMemcpyAsync(w.b.data, task.b.data(), bytes, cudaMemcpyHostToDevice, s));
+      COPROVE_CUDA_TRY(cudaMemcpyAsync(w.c.data, task.c.data(), bytes, cudaMemcpyHostToDevice, s));
+      events.h2d.record(s);
+    }
+    {
+      nvtx_range range("coprove quotient");
+      quotient_async(*w.plan, w.a.data, w.b.data, w.c.data, s);
+      events.compute.record(s);
+    }
+    {
+      nvtx_range range("coprove d2h");
+      COPROVE_CUDA_TRY(cudaMemcpyAsync(task.h.data(), w.a.data, bytes, cudaMemcpyDeviceToHost, s));
+      events.d2h.record(s);
+    }
+
+  }
+
+ private:
+  std::vector<int> devices_;
+  std::size_t slots_per_device_;
+  std::vector<std::string> names_;
+  std::vector<std::unique_ptr<worker_slot>> slots_;  // device * slots_per_device + slot
+  std::vector<std::unique_ptr<completion_bridge>> bridges_;
+  std::mutex outstanding_mutex_;
+  std::condition_variable outstanding_done_;
+  std::size_t outstanding_ = 0;
+};
+
+}  // namespace
+
+std::size_t cuda_device_count() noexcept {
+  const int n = device_count();
+  return n > 0 ? static_cast<std::size_t>(n) : 0;
+}
+
+std::unique_ptr<prover::compute_backend> make_cuda_backend(std::vector<int> devices, std::size_t slots_per_device) {
+  const int visible = device_count();
+  if (visible <= 0) throw std::runtime_error("cuda backend: no CUDA device is visible");
+  if (slots_per_device < 2)
+    throw std::invalid_argument("cuda backend: slots_per_device must be at least 2 (copies overlap kernels), got " +
+                                std::to_string(slots_per_device));
+  if (devices.empty())
+    for (int d = 0; d < visible; ++d) devices.push_back(d);
+  std::set<int> seen;
+  for (int d : devices) {
+    if (d < 0 || d >= visible)
+      throw std::invalid_argument("cuda backend: device " + std::to_string(d) + " does not exist (" +
+                                  std::to_string(visible) + " visible)");
+    if (!seen.insert(d).second)
+      throw std::invalid_argument("cuda backend: device " + std::to_string(d) + " is listed twice");
+  }
+  return std::make_unique<cuda_backend>(std::move(devices), slots_per_device);
+}
+
+}  // namespace coprove::cuda

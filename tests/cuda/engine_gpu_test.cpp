@@ -1,0 +1,134 @@
+// The engine on the CUDA backend: every partition verifies and is pinned, the records are
+// bit-identical to the host backend's, the semaphore bounds hold, and cancellation and failures
+// give everything back, as on the host backend.
+#include <coprove/cuda/cuda_backend.hpp>
+
+#include <coprove/prover/engine.hpp>
+#include <coprove/prover/host_backend.hpp>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+#include <tuple>
+
+namespace {
+
+using namespace coprove;
+using namespace coprove::prover;
+
+struct running_io {
+  boost::asio::io_context io;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{io.get_executor()};
+  std::thread thread{[this] { io.run(); }};
+  ~running_io() {
+    guard.reset();
+    thread.join();
+  }
+};
+
+engine_config gpu_config() {
+  engine_config cfg;
+  cfg.max_log_constraints = 14;
+  cfg.memory_budget_bytes = std::size_t{2} << 30;
+  return cfg;
+}
+
+prove_request request(std::size_t partitions, unsigned log_constraints, std::uint64_t seed) {
+  prove_request r;
+  r.circuit = "mimc";
+  r.log_constraints = log_constraints;
+  r.partitions = partitions;
+  r.seed = seed;
+  return r;
+}
+
+std::tuple<std::error_code, prove_result> prove(engine& e, prove_request r) {
+  return e.async_prove(std::move(r), boost::asio::use_future).get();
+}
+
+void require_at_baseline(const engine& e) {
+  const auto s = e.status_json();
+  const auto& slots = s.at("gpu_slots").as_object();
+  CHECK(slots.at("available").to_number<std::size_t>() == slots.at("capacity").to_number<std::size_t>());
+  const auto& memory = s.at("memory_reservation").as_object();
+  CHECK(memory.at("available_bytes").to_number<std::size_t>() ==
+        memory.at("capacity_bytes").to_number<std::size_t>());
+  CHECK(s.at("pinned_pool").at("bytes_in_use").to_number<std::size_t>() == 0);
+  CHECK(s.at("dispatch").at("in_flight").to_number<std::size_t>() == 0);
+}
+
+}  // namespace
+
+TEST_CASE("the CUDA backend proves pinned partitions bit-identical to the host backend", "[cuda][engine][gpu]") {
+  REQUIRE(cuda::cuda_device_count() > 0);
+  running_io rt;
+  prove_result on_gpu, on_host;
+  {
+    engine e(rt.io.get_executor(), gpu_config(), cuda::make_cuda_backend({}, 2));
+    CHECK(e.backend().name() == "cuda");
+    auto [ec, r] = prove(e, request(6, 14, 11));
+    REQUIRE_FALSE(ec);
+    on_gpu = std::move(r);
+    for (const auto& p : on_gpu.partitions) {
+      CHECK(p.verified);
+      CHECK(p.is_pinned);
+      CHECK(p.timings.h2d_ns > 0);
+      CHECK(p.timings.gpu_compute_ns > 0);
+      CHECK(p.timings.d2h_ns > 0);
+    }
+    const auto report = e.report_json();
+    CHECK(report.at("pinned_pool").at("fallbacks").to_number<std::uint64_t>() == 0);
+    CHECK(report.at("pinned_pool").at("allocator").as_string() != "pageable");
+    CHECK(report.at("dispatch").at("max_in_flight").to_number<std::size_t>() <= e.depth_per_device() * e.backend().device_count());
+    CHECK(report.at("h2d_gb_per_s").to_number<double>() > 0);
+    require_at_baseline(e);
+  }
+  {
+    engine e(rt.io.get_executor(), gpu_config(), make_host_backend(1, 2));
+    auto [ec, r] = prove(e, request(6, 14, 11));
+    REQUIRE_FALSE(ec);
+    on_host = std::move(r);
+  }
+  REQUIRE(on_gpu.partitions.size() == on_host.partitions.size());
+  for (std::size_t i = 0; i < on_gpu.partitions.size(); ++i)
+    CHECK(on_gpu.partitions[i].record == on_host.partitions[i].record);
+}
+
+TEST_CASE("on the CUDA backend cancellation and a failing synthesis give everything back", "[cuda][engine][gpu]") {
+  REQUIRE(cuda::cuda_device_count() > 0);
+  running_io rt;
+  auto cfg = gpu_config();
+  std::atomic<std::uint64_t> doomed{0};
+  cfg.synthesis_hook = [&](std::uint64_t job, std::size_t partition) {
+    if (job == doomed.load() && partition == 3) throw std::runtime_error("injected synthesis failure");
+  };
+  engine e(rt.io.get_executor(), cfg, cuda::make_cuda_backend({}, 2));
+  const auto cancelled = e.submit(request(16, 14, 1));
+  doomed = e.submit(request(8, 14, 2));
+  const auto fine = e.submit(request(4, 14, 3));
+  e.cancel(cancelled);
+  auto [ec1, r1] = e.async_await(cancelled, boost::asio::use_future).get();
+  auto [ec2, r2] = e.async_await(doomed.load(), boost::asio::use_future).get();
+  auto [ec3, r3] = e.async_await(fine, boost::asio::use_future).get();
+  CHECK(ec1 == std::errc::operation_canceled);
+  CHECK(ec2 == make_error_code(engine_errc::synthesis_failed));
+  REQUIRE_FALSE(ec3);
+  for (const auto& p : r3.partitions) {
+    CHECK(p.verified);
+    CHECK(p.is_pinned);
+  }
+  require_at_baseline(e);
+}
+
+TEST_CASE("the CUDA backend rejects bad device lists", "[cuda][engine][gpu]") {
+  REQUIRE(cuda::cuda_device_count() > 0);
+  CHECK_THROWS_AS(cuda::make_cuda_backend({0}, 1), std::invalid_argument);
+  CHECK_THROWS_AS(cuda::make_cuda_backend({0, 0}, 2), std::invalid_argument);
+  CHECK_THROWS_AS(cuda::make_cuda_backend({static_cast<int>(cuda::cuda_device_count())}, 2), std::invalid_argument);
+}
