@@ -201,7 +201,10 @@ int main(int argc, char** argv) {
   coprove::cuda::stream stream;
   const cudaStream_t s = stream.get();
 
-  io_thread blocked(false), spinning(true);
+  auto blocked_io = std::make_unique<io_thread>(false);
+  auto spinning_io = std::make_unique<io_thread>(true);
+  io_thread& blocked = *blocked_io;
+  io_thread& spinning = *spinning_io;
   const completion_bridge::strategy strategies[] = {completion_bridge::strategy::host_func,
                                                     completion_bridge::strategy::event_poller,
                                                     completion_bridge::strategy::mapped_flag};
@@ -287,6 +290,9 @@ int main(int argc, char** argv) {
   std::printf("\nidle CPU over 2 s, nothing in flight (percent of one core, whole process)\n");
   boost::json::object idle;
   bridges.clear();
+  rows.clear();
+  spinning_io.reset();  // a polling io thread would use a whole core
+  blocked_io.reset();
   const double baseline = idle_cpu_percent(2.0);
   std::printf("%-48s %9.3f\n", "no bridge", baseline);
   idle["no_bridge"] = baseline;

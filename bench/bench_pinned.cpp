@@ -272,7 +272,7 @@ out["realloc_p50_us"] = lat[len(lat) // 2] / 1e3
 out["realloc_p99_us"] = lat[int(len(lat) * 0.99)] / 1e3
 try:
     stats = torch.cuda.host_memory_stats()
-    out["host_memory_stats"] = {k: v for k, v in stats.items() if "bytes" in k}
+    out["host_memory_stats"] = dict(stats)
 except Exception as e:  # older torch
     out["host_memory_stats_error"] = str(e)
 print(json.dumps(out))
@@ -305,8 +305,9 @@ print(json.dumps(out))
     std::string reserved = "?";
     if (auto* st = o.if_contains("host_memory_stats"); st && st->is_object()) {
       for (auto& [k, val] : st->as_object())
-        if (k.find("reserved") != json::string_view::npos && k.find("current") != json::string_view::npos)
-          reserved = json::serialize(val);
+        if ((k.find("reserved") != json::string_view::npos || k.find("segment") != json::string_view::npos) &&
+            k.find("current") != json::string_view::npos && reserved == "?")
+          reserved = std::string(k) + "=" + json::serialize(val);
     }
     std::printf("%-34s %12.1f %14.2f %14.2f %16s\n", *conf ? "host_register, 8 threads" : "default (cudaHostAlloc)",
                 o["first_allocation_ms"].to_number<double>(), o["realloc_p50_us"].to_number<double>(),

@@ -6,8 +6,9 @@
 //   devices with pending calls every few milliseconds and fails those signals instead of hanging.
 // - event_poller: an event recorded per call (events are recycled per device); one poller thread
 //   queries the head event of each stream (so signals of a stream are set in order) with an
-//   adaptive back-off: spin, then yield, then short timed sleeps, and a blocking wait when nothing
-//   is in flight (no CPU while idle).
+//   adaptive back-off: spin, then yield, then short timed sleeps; with nothing in flight it spins
+//   and yields for a further 300 us (a burst's next signal finds it awake), then blocks (no CPU
+//   while idle).
 // - mapped_flag: a one-thread kernel per call writes a per-stream sequence number into mapped
 //   pinned memory; the same poller reads the flags (a plain memory read) and probes the devices
 //   for context errors, since a flag is never written after one.
@@ -325,6 +326,17 @@ class polling_bridge : public bridge_impl {
         last_progress = clock::now();  // new work: poll eagerly again
       }
       if (pending == 0) {
+        // Stay hot for a moment after the last completion: the next signal of a burst then needs no
+        // wake-up (a futex wake costs the caller a system call and this thread tens of us).
+        const auto idle = clock::now() - last_progress;
+        if (idle < yield_for) {
+          if (idle < spin_for) {
+            for (int i = 0; i < 64; ++i) cpu_relax();
+          } else {
+            sched_yield();
+          }
+          continue;
+        }
         std::unique_lock lock(intake_mutex_);
         if (stopping_ && intake_.empty()) return;
         sleeping_ = true;

@@ -418,6 +418,8 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   // The plan: every partition in flight holds a/b/c and h pinned and one synthesis working set.
   const auto plan_circuit = make_circuit(config_.plan_circuit, config_.max_log_constraints, 1, 0);
   plan_ = plan_memory(memory_plan_input_for(*plan_circuit, total_depth_, total_depth_, config_.memory_budget_bytes));
+  working_set_cache_[{config_.plan_circuit, config_.max_log_constraints}] =
+      std::max<std::size_t>(estimate_synthesis_working_set(plan_circuit->shape()), 1);
 
   pinned::pool_config pool_cfg;
   pool_cfg.capacity_bytes = plan_.pinned_pool_bytes;
@@ -970,6 +972,9 @@ void engine_core::partition_ended(const std::shared_ptr<job>& j, std::size_t ind
     std::lock_guard lock(mutex_);
     in_flight_.decrement();
     report_.last_end_ns = now_ns();
+    if (result && report_.window_start_ns != 0 && report_.last_end_ns > report_.window_start_ns)
+      metrics_.partitions_per_second->set(static_cast<double>(report_.verified + 1) * 1e9 /
+                                          static_cast<double>(report_.last_end_ns - report_.window_start_ns));
     if (result) {
       ++j->completed;
       ++report_.verified;

@@ -251,6 +251,24 @@ TEST_CASE("serve: a second server on a live socket is refused, a stale socket is
   CHECK(second.exit_code == 2);
   CHECK(second.err.find("another server") != std::string::npos);
   CHECK(s.request("GET", "/healthz").status == 200);
+
+  // A server killed outright leaves its socket file behind; the next one replaces it.
+  s.process().signal(SIGKILL);
+  CHECK(s.process().wait(std::chrono::seconds(30)) == 128 + SIGKILL);
+  REQUIRE(std::filesystem::exists(s.socket()));
+  child_process third({COPROVE_BINARY, "serve", "--listen", "unix:" + s.socket(), "--backend", "host",
+                       "--log-constraints", "10", "--log-level", "warning"},
+                      s.dir().file("third.out"), s.dir().file("third.err"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (third.out().find("listening on") == std::string::npos) {
+    INFO(third.err());
+    REQUIRE(third.running());
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK(s.request("GET", "/healthz").status == 200);
+  third.signal(SIGTERM);
+  CHECK(third.wait(std::chrono::seconds(30)) == 0);
 }
 
 namespace {

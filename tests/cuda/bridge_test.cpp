@@ -16,6 +16,7 @@
 #include <array>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -162,8 +163,10 @@ TEST_CASE("a device fault fails the signal with the CUDA error for every strateg
   const auto strategy = GENERATE(from_range(std::begin(all_strategies), std::end(all_strategies)));
   const std::string name(coprove::cuda::to_string(strategy));
   INFO("strategy " << name);
-  const std::string command = "COPROVE_FAULT_STRATEGY=" + name +
-                              " /proc/self/exe \"a device fault fails the signal instead of hanging in a child process\""
+  // Resolved here: inside the shell that std::system starts, /proc/self/exe would be the shell.
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string command = "COPROVE_FAULT_STRATEGY=" + name + " '" + self +
+                              "' \"a device fault fails the signal instead of hanging in a child process\""
                               " >/dev/null 2>&1";
   CHECK(std::system(command.c_str()) == 0);
 }

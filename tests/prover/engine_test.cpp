@@ -8,7 +8,10 @@
 #include <coprove/runtime/error.hpp>
 #include <coprove/runtime/trace.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -493,4 +496,47 @@ TEST_CASE("the trace holds every stage of every partition", "[prover][engine][cp
   // Each of the 3 partitions records at least: queue_wait, memory, checkout, synthesis x2,
   // gpu_queue, quotient, device, evaluation x2, partition.
   CHECK(e.trace()->size() >= 3 * 11);
+}
+
+TEST_CASE("cancelling an async_prove through its cancellation slot cancels the job", "[prover][engine][cpu]") {
+  running_io rt;
+  auto backend = std::make_unique<test_backend>(2);
+  test_backend* gate = backend.get();
+  engine e(rt.io.get_executor(), small_config(), std::move(backend));
+  gate->hold();
+  boost::asio::cancellation_signal signal;
+  std::promise<std::tuple<std::error_code, prove_result>> promise;
+  e.async_prove(small_request(4), boost::asio::bind_cancellation_slot(signal.slot(), [&](std::error_code ec, prove_result r) {
+                  promise.set_value({ec, std::move(r)});
+                }));
+  gate->wait_parked(1);
+  // Emitted on the control thread: a cancellation slot is not thread-safe.
+  boost::asio::post(rt.io, [&] { signal.emit(boost::asio::cancellation_type::terminal); });
+  gate->release();
+  auto [ec, r] = promise.get_future().get();
+  CHECK(ec == std::errc::operation_canceled);
+  CHECK(e.status(r.job_id)->state == job_state::cancelled);
+  require_at_baseline(e);
+}
+
+TEST_CASE("cancelling an async_await abandons the wait but not the job", "[prover][engine][cpu]") {
+  running_io rt;
+  auto backend = std::make_unique<test_backend>(2);
+  test_backend* gate = backend.get();
+  engine e(rt.io.get_executor(), small_config(), std::move(backend));
+  gate->hold();
+  const auto id = e.submit(small_request(3));
+  boost::asio::cancellation_signal signal;
+  std::promise<std::error_code> abandoned;
+  e.async_await(id, boost::asio::bind_cancellation_slot(signal.slot(), [&](std::error_code ec, prove_result) {
+                  abandoned.set_value(ec);
+                }));
+  gate->wait_parked(1);
+  boost::asio::post(rt.io, [&] { signal.emit(boost::asio::cancellation_type::terminal); });
+  CHECK(abandoned.get_future().get() == std::errc::operation_canceled);
+  gate->release();
+  auto [ec, r] = e.async_await(id, boost::asio::use_future).get();
+  REQUIRE_FALSE(ec);
+  require_all_verified(r, 3);
+  require_at_baseline(e);
 }

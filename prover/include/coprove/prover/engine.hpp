@@ -118,12 +118,12 @@ namespace detail {
 class engine_core;
 }
 
-/// Thread model: the engine's state lives on the control executor; every public method may be
-/// called from any thread (work is posted to the control executor). Handlers complete on their
-/// associated executor, or the control executor when they have none. Destroying the engine
-/// cancels what is still running and waits for it to release everything; it must not be called
-/// from the control executor's thread while that executor is needed to finish (run the
-/// io_context until async_shutdown completes first).
+/// Thread model: the engine's state lives on a strand of the control executor; every public
+/// method may be called from any thread (work is posted to the strand). Handlers complete on
+/// their associated executor (the system executor when they have none), never inside the call
+/// that started them. Destroying the engine cancels what is still running; that work gives
+/// everything back on the control executor once its device work is done, so keep the executor
+/// running (or await async_shutdown first for a clean stop).
 class engine {
  public:
   using prove_signature = void(std::error_code, prove_result);
