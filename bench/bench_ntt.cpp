@@ -4,6 +4,9 @@
 // sizes are not served from L2). Prints a table; --json PATH writes
 // [{"impl","op","log_n","ms","mul_per_s"}].
 //
+// The GPU part starts with the raw Fr multiplication rate (op "fr_mul", log_n 0): chains of
+// dependent multiplications in registers over the whole chip.
+//
 // mul_per_s counts nominal multiplications: (n/2) lg n per transform, n more for a coset or
 // scaling step, and for the quotient 7 (n/2) lg n + 6n (three coset scalings, the pointwise
 // product and the division by Z, the final coset scaling).
@@ -14,6 +17,7 @@
 #include <coprove/prover/quotient.hpp>
 
 #if defined(COPROVE_HAVE_CUDA)
+#include <coprove/cuda/detail/ntt_launch.hpp>
 #include <coprove/cuda/ntt.hpp>
 #include <cuda_runtime_api.h>
 #endif
@@ -127,6 +131,33 @@ void run_gpu(unsigned min_log, unsigned max_log, int reps, std::vector<result>& 
   check(cudaEventCreate(&start), "cudaEventCreate");
   check(cudaEventCreate(&stop), "cudaEventCreate");
   const auto pattern = random_elements(std::size_t{1} << 20, 7);
+  {
+    // The raw Fr multiplication rate, memory out of the way: the ceiling the transforms work under.
+    const std::size_t threads = std::size_t{132} * 2048 * 4;
+    const unsigned rounds = 256;
+    fr* in = nullptr;
+    fr* out = nullptr;
+    check(cudaMalloc(reinterpret_cast<void**>(&in), (threads + 1) * sizeof(fr)), "cudaMalloc");
+    check(cudaMalloc(reinterpret_cast<void**>(&out), threads * sizeof(fr)), "cudaMalloc");
+    for (std::size_t off = 0; off < threads + 1; off += pattern.size()) {
+      const std::size_t count = std::min(pattern.size(), threads + 1 - off);
+      check(cudaMemcpy(in + off, pattern.data(), count * sizeof(fr), cudaMemcpyHostToDevice), "copy h2d");
+    }
+    std::vector<double> ms;
+    for (int r = 0; r < reps + 2; ++r) {
+      check(cudaEventRecord(start, stream), "cudaEventRecord");
+      coprove::cuda::detail::launch_mul_throughput(in, out, threads, rounds, stream);
+      check(cudaEventRecord(stop, stream), "cudaEventRecord");
+      check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+      float elapsed = 0;
+      check(cudaEventElapsedTime(&elapsed, start, stop), "cudaEventElapsedTime");
+      if (r >= 2) ms.push_back(elapsed);
+    }
+    const double m = median(ms);
+    results.push_back({"gpu", "fr_mul", 0, m, 2.0 * threads * rounds / (m * 1e-3)});
+    check(cudaFree(in), "cudaFree");
+    check(cudaFree(out), "cudaFree");
+  }
   for (unsigned log_n = min_log; log_n <= max_log; ++log_n) {
     const std::size_t n = std::size_t{1} << log_n;
     const std::size_t bytes = n * sizeof(fr);

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -65,7 +66,7 @@ struct worker_slot {
   int device = 0;
   std::size_t index = 0;
   stream work;
-  std::unique_ptr<ntt_plan> plan;
+  std::map<unsigned, std::unique_ptr<ntt_plan>> plans;  // by log size, kept once built
   std::size_t capacity = 0;  // elements of each buffer
   device_buffer a, b, c;
   std::mutex events_mutex;
@@ -75,7 +76,7 @@ struct worker_slot {
     a.device = b.device = c.device = dev;
   }
 
-  // Buffers and a plan for n elements; grown (blocking) the first time a size is seen.
+  // Buffers of at least n elements and a plan for n; grown (blocking) the first time a size is seen.
   void prepare(unsigned log_n) {
     const std::size_t n = std::size_t{1} << log_n;
     if (capacity < n) {
@@ -90,10 +91,11 @@ struct worker_slot {
       }
       capacity = n;
     }
-    if (!plan || plan->log_size() != log_n) {
-      work.synchronize();
-      plan = std::make_unique<ntt_plan>(log_n, device);
-    }
+    if (plans.find(log_n) == plans.end()) plans.emplace(log_n, std::make_unique<ntt_plan>(log_n, device));
+  }
+
+  bool prepared_for(unsigned log_n) const noexcept {
+    return capacity >= (std::size_t{1} << log_n) && plans.find(log_n) != plans.end();
   }
 
   std::unique_ptr<stage_events> take_events() {
@@ -162,7 +164,12 @@ class cuda_backend final : public prover::compute_backend {
 
     worker_slot& w = *slots_[device * slots_per_device_ + slot];
     scoped_device on(w.device);
-    w.prepare(task.domain->log_size());
+    if (!w.prepared_for(task.domain->log_size())) {
+      // A size this device has not seen: buffers and plans for every slot of the device at once
+      // (blocking, once per size), so that later partitions never wait for a plan.
+      for (std::size_t s = 0; s < slots_per_device_; ++s)
+        slots_[device * slots_per_device_ + s]->prepare(task.domain->log_size());
+    }
     const std::size_t bytes = n * sizeof(prover::fr);
     const cudaStream_t s = w.work.get();
     auto events = w.take_events();
@@ -216,7 +223,7 @@ class cuda_backend final : public prover::compute_backend {
     }
     {
       nvtx_range range("coprove quotient");
-      quotient_async(*w.plan, w.a.data, w.b.data, w.c.data, s);
+      quotient_async(*w.plans.at(task.domain->log_size()), w.a.data, w.b.data, w.c.data, s);
       events.compute.record(s);
     }
     {

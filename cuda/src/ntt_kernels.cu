@@ -161,6 +161,20 @@ __global__ void field_ops_kernel(const fr_device* a, const fr_device* b, fr_devi
   }
 }
 
+__global__ void mul_throughput_kernel(const fr_device* in, fr_device* out, std::size_t threads, unsigned rounds) {
+  const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (i >= threads) return;
+  fr_device x = fr_load(in + i);
+  fr_device z = fr_load(in + i + 1);
+  const fr_device y = z;
+  const fr_device w = x;
+  for (unsigned r = 0; r < rounds; ++r) {
+    x = x * y;
+    z = z * w;
+  }
+  fr_store(out + i, x + z);
+}
+
 std::size_t max_shared_bytes() {
   std::size_t most = 0;
   for (unsigned log_n = 1; log_n <= 30; ++log_n) {
@@ -205,6 +219,15 @@ void launch_field_ops_check(const void* a, const void* b, void* sum, void* diffe
   field_ops_kernel<<<blocks, threads, 0, stream>>>(
       static_cast<const fr_device*>(a), static_cast<const fr_device*>(b), static_cast<fr_device*>(sum),
       static_cast<fr_device*>(difference), static_cast<fr_device*>(product), n);
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+void launch_mul_throughput(const void* in, void* out, std::size_t threads, unsigned rounds, cudaStream_t stream) {
+  if (threads == 0) return;
+  const unsigned block = 256;
+  const auto blocks = static_cast<unsigned>((threads + block - 1) / block);
+  mul_throughput_kernel<<<blocks, block, 0, stream>>>(static_cast<const fr_device*>(in), static_cast<fr_device*>(out),
+                                                      threads, rounds);
   COPROVE_CUDA_CHECK_LAUNCH();
 }
 

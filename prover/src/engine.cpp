@@ -711,7 +711,6 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
   result.index = index;
   result.dispatch_sequence = dispatch_sequence;
   result.timings.queue_wait_ns = admitted - j->submit_ns;
-  trace_event("queue_wait", "wait", flight_lane, j->submit_ns, admitted, j, index);
 
   auto stop_if_cancelled = [&](asio::cancellation_state state) {
     if (j->stop_requested || state.cancelled() != asio::cancellation_type::none)
@@ -944,7 +943,14 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
   release_lane(lane);
   const std::uint64_t end = now_ns();
   result.timings.total_ns = end - j->submit_ns;
-  trace_event("partition", "partition", flight_lane, admitted, end, j, index);
+  if (trace_) {
+    // The wait for admission happened before this partition had a lane: it goes in the args.
+    trace_->complete("partition", "partition", flight_lane, admitted, end - admitted,
+                     boost::json::object{{"job", j->id},
+                                         {"partition", index},
+                                         {"queue_wait_ns", result.timings.queue_wait_ns},
+                                         {"outcome", failure ? failure.message() : std::string("verified")}});
+  }
   if (failure) {
     if (failure != std::errc::operation_canceled) {
       COPROVE_LOG_F(error, "engine", fields) << failure_message;

@@ -490,12 +490,13 @@ TEST_CASE("the trace holds every stage of every partition", "[prover][engine][cp
   REQUIRE_FALSE(ec);
   REQUIRE(e.trace() != nullptr);
   const std::string json = e.trace()->to_json();
-  for (const char* stage : {"\"synthesis\"", "\"quotient\"", "\"evaluation\"", "\"queue_wait\"", "\"partition\"",
+  for (const char* stage : {"\"synthesis\"", "\"quotient\"", "\"evaluation\"", "queue_wait_ns", "\"partition\"",
                             "worker slot 0", "cpu thread 0", "in flight 0"})
     CHECK(json.find(stage) != std::string::npos);
-  // Each of the 3 partitions records at least: queue_wait, memory, checkout, synthesis x2,
-  // gpu_queue, quotient, device, evaluation x2, partition.
-  CHECK(e.trace()->size() >= 3 * 11);
+  // Each of the 3 partitions records: memory reservation, pinned checkout, synthesis (its thread's
+  // lane and its own), gpu queue, quotient, device, evaluation (twice), partition.
+  CHECK(e.trace()->size() == 3 * 10);
+  CHECK(e.trace()->dropped() == 0);
 }
 
 TEST_CASE("cancelling an async_prove through its cancellation slot cancels the job", "[prover][engine][cpu]") {

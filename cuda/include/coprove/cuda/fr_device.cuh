@@ -6,7 +6,8 @@
 // m * r (m = t_0 * -r^-1 mod 2^32) with one chain for the low halves of the 32 x 32 products
 // (mad.lo.cc / madc.lo.cc) and one for the high halves (mad.hi.cc / madc.hi.cc), then drops the
 // zero low limb. r < 2^255 keeps the running value below 2r < 2^256 between rounds and below
-// 2^288 inside one, so nine limbs hold it and the chains never carry out of the top. Every carry
+// 2^288 inside one, so nine limbs hold it and the chains never carry out of the top. r's lowest
+// limb is 1, which turns two of the reduction's multiply-adds into one add. Every carry
 // chain is a single asm statement: the carry flag does not survive between statements.
 #pragma once
 
@@ -23,6 +24,7 @@ namespace fr_detail {
 // r, little-endian 32-bit limbs.
 inline constexpr std::uint32_t r0 = 0x00000001u, r1 = 0xffffffffu, r2 = 0xfffe5bfeu, r3 = 0x53bda402u,
                                r4 = 0x09a1d805u, r5 = 0x3339d808u, r6 = 0x299d7d48u, r7 = 0x73eda753u;
+static_assert(r0 == 1, "mul_add_modulus relies on r's lowest limb being 1");
 // -r^-1 mod 2^32.
 inline constexpr std::uint32_t r_inv = 0xffffffffu;
 
@@ -52,28 +54,28 @@ __device__ __forceinline__ void mul_add_row(std::uint32_t (&t)[9], const std::ui
         "r"(b));
 }
 
-/// t[0..8] += m * r.
+/// t[0..8] += m * r. r's lowest limb is 1, so its product is m itself (low half) and 0 (high
+/// half): one add instead of two multiply-adds.
 __device__ __forceinline__ void mul_add_modulus(std::uint32_t (&t)[9], std::uint32_t m) {
-  asm("mad.lo.cc.u32  %0, %9,  %17, %0;\n\t"
-      "madc.lo.cc.u32 %1, %10, %17, %1;\n\t"
-      "madc.lo.cc.u32 %2, %11, %17, %2;\n\t"
-      "madc.lo.cc.u32 %3, %12, %17, %3;\n\t"
-      "madc.lo.cc.u32 %4, %13, %17, %4;\n\t"
-      "madc.lo.cc.u32 %5, %14, %17, %5;\n\t"
-      "madc.lo.cc.u32 %6, %15, %17, %6;\n\t"
-      "madc.lo.cc.u32 %7, %16, %17, %7;\n\t"
+  asm("add.cc.u32     %0, %0,  %16;\n\t"
+      "madc.lo.cc.u32 %1, %9,  %16, %1;\n\t"
+      "madc.lo.cc.u32 %2, %10, %16, %2;\n\t"
+      "madc.lo.cc.u32 %3, %11, %16, %3;\n\t"
+      "madc.lo.cc.u32 %4, %12, %16, %4;\n\t"
+      "madc.lo.cc.u32 %5, %13, %16, %5;\n\t"
+      "madc.lo.cc.u32 %6, %14, %16, %6;\n\t"
+      "madc.lo.cc.u32 %7, %15, %16, %7;\n\t"
       "addc.u32       %8, %8,  0;\n\t"
-      "mad.hi.cc.u32  %1, %9,  %17, %1;\n\t"
-      "madc.hi.cc.u32 %2, %10, %17, %2;\n\t"
-      "madc.hi.cc.u32 %3, %11, %17, %3;\n\t"
-      "madc.hi.cc.u32 %4, %12, %17, %4;\n\t"
-      "madc.hi.cc.u32 %5, %13, %17, %5;\n\t"
-      "madc.hi.cc.u32 %6, %14, %17, %6;\n\t"
-      "madc.hi.cc.u32 %7, %15, %17, %7;\n\t"
-      "madc.hi.u32    %8, %16, %17, %8;"
+      "mad.hi.cc.u32  %2, %9,  %16, %2;\n\t"
+      "madc.hi.cc.u32 %3, %10, %16, %3;\n\t"
+      "madc.hi.cc.u32 %4, %11, %16, %4;\n\t"
+      "madc.hi.cc.u32 %5, %12, %16, %5;\n\t"
+      "madc.hi.cc.u32 %6, %13, %16, %6;\n\t"
+      "madc.hi.cc.u32 %7, %14, %16, %7;\n\t"
+      "madc.hi.u32    %8, %15, %16, %8;"
       : "+r"(t[0]), "+r"(t[1]), "+r"(t[2]), "+r"(t[3]), "+r"(t[4]), "+r"(t[5]), "+r"(t[6]),
         "+r"(t[7]), "+r"(t[8])
-      : "r"(r0), "r"(r1), "r"(r2), "r"(r3), "r"(r4), "r"(r5), "r"(r6), "r"(r7), "r"(m));
+      : "r"(r1), "r"(r2), "r"(r3), "r"(r4), "r"(r5), "r"(r6), "r"(r7), "r"(m));
 }
 
 /// x - r and whether that borrowed (x < r), for the final conditional subtraction.

@@ -93,6 +93,9 @@ class pool {
   /// Checks out a buffer of at least `bytes`: a best-fit free buffer, a new one made by the
   /// allocator thread, or, when the pool is exhausted, a place in the FIFO queue (or a pageable
   /// buffer under fallback = pageable). Completion: void(std::error_code, lease).
+  /// Fairness: strict FIFO service (a checkout never overtakes an earlier waiter, even if it would
+  /// fit); two checkouts served at the same moment may still see their handlers run in either
+  /// order when one of them waited for a new buffer from the allocator thread.
   /// Errors: 0 bytes -> runtime::errc::invalid_argument; more than capacity ->
   /// runtime::errc::exceeds_capacity; allocation failure -> the allocator's error (std::errc::
   /// not_enough_memory for bad_alloc); pool destroyed -> operation_aborted.

@@ -69,4 +69,9 @@ void launch_ntt_pass(const ntt_pass_args& args, cudaStream_t stream);
 void launch_field_ops_check(const void* a, const void* b, void* sum, void* difference, void* product,
                             std::size_t n, cudaStream_t stream);
 
+/// For the benchmark: each of `threads` threads runs two chains of `rounds` dependent Fr
+/// multiplications seeded from `in` (threads + 1 elements) and writes one element to `out`
+/// (threads elements): 2 * threads * rounds multiplications that touch memory only at the ends.
+void launch_mul_throughput(const void* in, void* out, std::size_t threads, unsigned rounds, cudaStream_t stream);
+
 }  // namespace coprove::cuda::detail
