@@ -1,10 +1,13 @@
 // bench_bridge: the round trip from enqueueing an empty kernel to the awaiting coroutine running
 // again, for each completion-bridge strategy, against the floor (launch + cudaStreamSynchronize
 // on a blocked thread) and the naive path (cudaLaunchHostFunc -> asio::post) measured in the same
-// run; plus the CPU the bridge uses with nothing in flight. Rows are interleaved in rounds so that
-// drift of the host hits every row alike; ratios are to the floor of this run.
+// run; plus the CPU the bridge uses with nothing in flight. Each strategy runs with three io
+// threads: blocked in run() (the normal case), spinning on poll() (no wake-up at all: the bound for
+// the bridge itself) and runtime::run_spinning (poll for a short window after each handler, then
+// block: the wake-up removed during bursts, no CPU when idle). Rows are interleaved in rounds so
+// that drift of the host hits every row alike; ratios are to the floor of this run.
 //
-//   bench_bridge [--iterations N] [--json PATH]
+//   bench_bridge [--iterations N] [--spin-us US] [--json PATH]
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include "coprove/cuda/device.hpp"
 #include "coprove/cuda/error.hpp"
 #include "coprove/cuda/stream.hpp"
+#include "coprove/runtime/spin_runner.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/associated_executor.hpp>
@@ -36,7 +40,9 @@
 #include <sys/resource.h>
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <thread>
 #endif
@@ -45,6 +51,7 @@ namespace {
 
 struct options {
   std::size_t iterations = 5000;
+  long spin_us = 100;  // run_spinning's window
   std::string json_path;
 };
 
@@ -60,8 +67,14 @@ options parse(int argc, char** argv) {
         std::cerr << "bench_bridge: --iterations must be at least 100\n";
         std::exit(2);
       }
+    } else if (a == "--spin-us" && i + 1 < argc) {
+      o.spin_us = std::strtol(argv[++i], nullptr, 10);
+      if (o.spin_us < 0 || o.spin_us > 1000000) {
+        std::cerr << "bench_bridge: --spin-us must be between 0 and 1000000\n";
+        std::exit(2);
+      }
     } else {
-      std::cerr << "usage: bench_bridge [--iterations N (>= 100)] [--json PATH]\n";
+      std::cerr << "usage: bench_bridge [--iterations N (>= 100)] [--spin-us US (default 100)] [--json PATH]\n";
       std::exit(2);
     }
   }
@@ -138,17 +151,34 @@ auto async_host_func_post(cudaStream_t s, Token&& token) {
       token);
 }
 
-// An io_context on its own thread: either blocked in run() (the normal case), or spinning on
-// poll() (shows how much of a round trip is the io thread waking up).
+// How an io thread waits for its next handler.
+enum class io_mode {
+  blocking,         ///< io_context::run(): the normal case
+  polling,          ///< poll() in a loop: never wakes up (shows what the wake-up costs), a whole core
+  spin_then_block,  ///< runtime::run_spinning: polls for a window after each handler, then blocks
+};
+
+const char* row_suffix(io_mode m) {
+  switch (m) {
+    case io_mode::blocking: return "";
+    case io_mode::polling: return ", io thread polling";
+    case io_mode::spin_then_block: return ", io spin-then-block";
+  }
+  return "";
+}
+
+// An io_context on its own thread, waiting for handlers in one of the io_modes.
 class io_thread {
  public:
-  explicit io_thread(bool spinning) : work_(asio::make_work_guard(ioc_)) {
-    thread_ = std::thread([this, spinning] {
-      if (!spinning) {
-        ioc_.run();
-        return;
+  io_thread(io_mode mode, std::chrono::microseconds spin) : work_(asio::make_work_guard(ioc_)) {
+    thread_ = std::thread([this, mode, spin] {
+      switch (mode) {
+        case io_mode::blocking: ioc_.run(); return;
+        case io_mode::spin_then_block: coprove::runtime::run_spinning(ioc_, spin, stats_); return;
+        case io_mode::polling:
+          while (!stop_.load(std::memory_order_relaxed)) ioc_.poll();
+          return;
       }
-      while (!stop_.load(std::memory_order_relaxed)) ioc_.poll();
     });
   }
   ~io_thread() {
@@ -158,19 +188,33 @@ class io_thread {
     thread_.join();
   }
   asio::io_context& context() { return ioc_; }
+  /// run_spinning's counters: read only from a handler of context().
+  const coprove::runtime::spin_stats& stats() const { return stats_; }
 
  private:
+  coprove::runtime::spin_stats stats_;
   asio::io_context ioc_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
 
+// Blocking waits of a spin-then-block io thread per round trip of one row.
+struct io_wait_count {
+  std::uint64_t round_trips = 0;
+  std::uint64_t blocking_waits = 0;
+};
+
 struct row {
   std::string name;
   std::function<void(std::size_t n, std::vector<double>& out)> run;  // appends n samples (us)
   std::vector<double> samples;
+  std::shared_ptr<io_wait_count> io_waits = {};  // spin-then-block rows only
 };
+
+constexpr double p50_target = 1.15;
+constexpr double p99_target = 1.3;
+constexpr double idle_target_percent = 2.0;
 
 double process_cpu_seconds() {
   rusage u{};
@@ -201,26 +245,33 @@ int main(int argc, char** argv) {
   coprove::cuda::stream stream;
   const cudaStream_t s = stream.get();
 
-  auto blocked_io = std::make_unique<io_thread>(false);
-  auto spinning_io = std::make_unique<io_thread>(true);
-  io_thread& blocked = *blocked_io;
-  io_thread& spinning = *spinning_io;
+  const std::chrono::microseconds spin_window{o.spin_us};
+  constexpr io_mode modes[] = {io_mode::blocking, io_mode::polling, io_mode::spin_then_block};
+  std::vector<std::unique_ptr<io_thread>> io_threads;
+  for (auto m : modes) io_threads.push_back(std::make_unique<io_thread>(m, spin_window));
+  io_thread& blocked = *io_threads[0];
   const completion_bridge::strategy strategies[] = {completion_bridge::strategy::host_func,
                                                     completion_bridge::strategy::event_poller,
                                                     completion_bridge::strategy::mapped_flag};
   std::vector<std::unique_ptr<completion_bridge>> bridges;
   for (auto st : strategies) bridges.push_back(std::make_unique<completion_bridge>(st));
 
-  // A coroutine on `io` that measures n round trips with `await_once`.
-  auto on_io = [](asio::io_context& io, auto await_once) {
-    return [&io, await_once](std::size_t n, std::vector<double>& out) {
+  // A coroutine on `io` that measures n round trips with `await_once`; with `waits`, also counts
+  // the blocking waits of a spin-then-block io thread (read on that thread, between handlers).
+  auto on_io = [](io_thread& io, auto await_once, std::shared_ptr<io_wait_count> waits = {}) {
+    return [&io, await_once, waits](std::size_t n, std::vector<double>& out) {
       asio::co_spawn(
-          io,
-          [&out, n, await_once]() -> asio::awaitable<void> {
+          io.context(),
+          [&io, &out, n, await_once, waits]() -> asio::awaitable<void> {
+            const std::uint64_t waits_before = io.stats().blocking_waits;
             for (std::size_t i = 0; i < n; ++i) {
               const auto t0 = clock_type::now();
               co_await await_once();
               out.push_back(since_us(t0));
+            }
+            if (waits) {
+              waits->round_trips += n;
+              waits->blocking_waits += io.stats().blocking_waits - waits_before;
             }
           },
           asio::use_future)
@@ -236,25 +287,25 @@ int main(int argc, char** argv) {
                       COPROVE_CUDA_TRY(cudaStreamSynchronize(s));
                       out.push_back(since_us(t0));
                     }
-                  }, {}});
-  rows.push_back({"naive: cudaLaunchHostFunc -> asio::post", on_io(blocked.context(), [s]() -> asio::awaitable<void> {
+                  }, {}, {}});
+  rows.push_back({"naive: cudaLaunchHostFunc -> asio::post", on_io(blocked, [s]() -> asio::awaitable<void> {
                     COPROVE_CUDA_TRY(coprove::cuda::launch_empty_kernel(s));
                     co_await async_host_func_post(s, asio::use_awaitable);
-                  }), {}});
-  for (int spin = 0; spin < 2; ++spin) {
+                  }), {}, {}});
+  for (std::size_t m = 0; m < std::size(modes); ++m) {
     for (std::size_t k = 0; k < bridges.size(); ++k) {
       completion_bridge* bridge = bridges[k].get();
-      auto& io = spin ? spinning.context() : blocked.context();
+      auto waits = modes[m] == io_mode::spin_then_block ? std::make_shared<io_wait_count>() : nullptr;
+      auto round_trip = [s, bridge]() -> asio::awaitable<void> {
+        COPROVE_CUDA_TRY(coprove::cuda::launch_empty_kernel(s));
+        coprove::runtime::completion_signal done;
+        bridge->signal_when_done(s, done);
+        auto [ec] = co_await done.async_wait(asio::as_tuple(asio::use_awaitable));
+        if (ec) throw std::system_error(ec);
+      };
       rows.push_back({std::string("bridge ") + std::string(coprove::cuda::to_string(strategies[k])) +
-                          (spin ? " (io thread polling)" : ""),
-                      on_io(io, [s, bridge]() -> asio::awaitable<void> {
-                        COPROVE_CUDA_TRY(coprove::cuda::launch_empty_kernel(s));
-                        coprove::runtime::completion_signal done;
-                        bridge->signal_when_done(s, done);
-                        auto [ec] = co_await done.async_wait(asio::as_tuple(asio::use_awaitable));
-                        if (ec) throw std::system_error(ec);
-                      }),
-                      {}});
+                          row_suffix(modes[m]),
+                      on_io(*io_threads[m], round_trip, waits), {}, waits});
     }
   }
 
@@ -269,51 +320,119 @@ int main(int argc, char** argv) {
     for (auto& r : rows) r.run(per_round, r.samples);
 
   const summary floor = summarize(rows[0].samples);
-  std::printf("bench_bridge on %s, %s: %zu round trips per row (empty kernel -> awaiting coroutine resumed)\n\n",
+  std::printf("bench_bridge on %s, %s: %zu round trips per row (empty kernel -> awaiting coroutine resumed)\n",
               gpu.c_str(), today().c_str(), rows[0].samples.size());
-  std::printf("%-48s %9s %9s %9s %10s %10s\n", "path", "p50 us", "p99 us", "max us", "p50/floor", "p99/floor");
+  std::printf("io spin-then-block: runtime::run_spinning with a %ld us window; 'io waits/trip': its blocking\n"
+              "waits per round trip (0: every completion found it polling; 1: each one woke it)\n\n",
+              o.spin_us);
+  std::printf("%-42s %8s %8s %8s %10s %10s %10s %10s\n", "path", "p50 us", "p99 us", "max us", "io waits", "p50/floor",
+              "p99/floor", "targets");
   boost::json::array json_rows;
+  std::vector<std::string> meeting;
   for (auto& r : rows) {
     const summary x = summarize(r.samples);
-    std::printf("%-48s %9.2f %9.2f %9.1f %10.2f %10.2f\n", r.name.c_str(), x.p50, x.p99, x.max, x.p50 / floor.p50,
-                x.p99 / floor.p99);
-    json_rows.push_back({{"path", r.name},
-                         {"samples", r.samples.size()},
-                         {"p50_us", x.p50},
-                         {"p99_us", x.p99},
-                         {"max_us", x.max},
-                         {"p50_ratio", x.p50 / floor.p50},
-                         {"p99_ratio", x.p99 / floor.p99}});
+    const double p50_ratio = x.p50 / floor.p50;
+    const double p99_ratio = x.p99 / floor.p99;
+    const bool is_floor = &r == &rows[0];
+    const bool meets = !is_floor && p50_ratio <= p50_target && p99_ratio <= p99_target;
+    if (meets) meeting.push_back(r.name);
+    char waits_text[32] = "-";
+    double waits_per_trip = -1;
+    if (r.io_waits && r.io_waits->round_trips > 0) {
+      waits_per_trip = static_cast<double>(r.io_waits->blocking_waits) / static_cast<double>(r.io_waits->round_trips);
+      std::snprintf(waits_text, sizeof waits_text, "%.3f", waits_per_trip);
+    }
+    std::printf("%-42s %8.2f %8.2f %8.1f %10s %10.2f %10.2f %10s\n", r.name.c_str(), x.p50, x.p99, x.max, waits_text,
+                p50_ratio, p99_ratio, is_floor ? "-" : (meets ? "MET" : "no"));
+    boost::json::object jr{{"path", r.name},
+                           {"samples", r.samples.size()},
+                           {"p50_us", x.p50},
+                           {"p99_us", x.p99},
+                           {"max_us", x.max},
+                           {"p50_ratio", p50_ratio},
+                           {"p99_ratio", p99_ratio},
+                           {"meets_targets", meets}};
+    if (waits_per_trip >= 0) jr["io_blocking_waits_per_round_trip"] = waits_per_trip;
+    json_rows.push_back(std::move(jr));
+  }
+  std::printf("\ntargets: p50 <= %.2fx and p99 <= %.2fx the floor; ", p50_target, p99_target);
+  if (meeting.empty()) {
+    std::printf("no row meets them\n");
+  } else {
+    std::printf("met by:\n");
+    for (auto& name : meeting) std::printf("  %s\n", name.c_str());
   }
 
-  // Idle CPU: the whole process (CUDA's own threads included) over 2 s with nothing in flight.
-  std::printf("\nidle CPU over 2 s, nothing in flight (percent of one core, whole process)\n");
+  // Idle CPU: the whole process (CUDA's own threads included) over 2 s with nothing in flight,
+  // after one round trip so that every thread involved has run. The benchmark's own io threads
+  // are stopped first (the polling one uses a whole core); each case then adds only what it names,
+  // and its share is the difference to the baseline.
+  std::printf("\nidle CPU over 2 s, nothing in flight (percent of one core; whole process, and above the baseline)\n");
   boost::json::object idle;
   bridges.clear();
   rows.clear();
-  spinning_io.reset();  // a polling io thread would use a whole core
-  blocked_io.reset();
+  io_threads.clear();
   const double baseline = idle_cpu_percent(2.0);
-  std::printf("%-48s %9.3f\n", "no bridge", baseline);
-  idle["no_bridge"] = baseline;
-  for (auto st : strategies) {
-    completion_bridge bridge(st);
-    coprove::runtime::completion_signal done;  // one round trip so that its threads have run
+  std::printf("%-42s %8.3f %8s\n", "baseline: no bridge, no io thread", baseline, "-");
+  idle["baseline"] = baseline;
+  bool idle_ok = true;
+  auto report_idle = [&](const std::string& name, const std::string& key, double pct) {
+    const double above = pct - baseline;
+    const bool ok = above <= idle_target_percent;
+    idle_ok = idle_ok && ok;
+    std::printf("%-42s %8.3f %+8.3f %s\n", name.c_str(), pct, above, ok ? "MET" : "no");
+    idle[key] = pct;
+  };
+  auto one_round_trip = [s](completion_bridge& bridge) {
+    coprove::runtime::completion_signal done;
     COPROVE_CUDA_TRY(coprove::cuda::launch_empty_kernel(s));
     bridge.signal_when_done(s, done);
     while (!done.is_set()) std::this_thread::yield();
-    const double pct = idle_cpu_percent(2.0);
-    std::printf("%-48s %9.3f\n", (std::string("bridge ") + std::string(coprove::cuda::to_string(st))).c_str(), pct);
-    idle[std::string(coprove::cuda::to_string(st))] = pct;
+  };
+  for (auto st : strategies) {
+    completion_bridge bridge(st);
+    one_round_trip(bridge);
+    report_idle("bridge " + std::string(coprove::cuda::to_string(st)), std::string(coprove::cuda::to_string(st)),
+                idle_cpu_percent(2.0));
   }
-  std::printf("\ntargets: p50 <= 1.15x and p99 <= 1.3x the floor; idle <= 2%% of one core\n");
+  {
+    io_thread io(io_mode::spin_then_block, spin_window);
+    asio::post(io.context(), asio::use_future).get();
+    report_idle("io spin-then-block alone", "io_spin_then_block", idle_cpu_percent(2.0));
+  }
+  {
+    // The configuration the spin rows measure: the default bridge and a spin-then-block io thread.
+    completion_bridge bridge;
+    io_thread io(io_mode::spin_then_block, spin_window);
+    asio::co_spawn(
+        io.context(),
+        [&]() -> asio::awaitable<void> {
+          COPROVE_CUDA_TRY(coprove::cuda::launch_empty_kernel(s));
+          coprove::runtime::completion_signal done;
+          bridge.signal_when_done(s, done);
+          co_await done.async_wait(asio::as_tuple(asio::use_awaitable));
+        },
+        asio::use_future)
+        .get();
+    const std::string name = "bridge " + std::string(coprove::cuda::to_string(completion_bridge::default_strategy)) +
+                             " + io spin-then-block";
+    report_idle(name, "default_bridge_with_io_spin_then_block", idle_cpu_percent(2.0));
+  }
+  std::printf("idle target: <= %.1f%% of one core above the baseline: %s\n", idle_target_percent,
+              idle_ok ? "met by every case" : "NOT met");
   std::printf("default strategy: %s\n", std::string(coprove::cuda::to_string(completion_bridge::default_strategy)).c_str());
 
+  boost::json::array meeting_json;
+  for (auto& name : meeting) meeting_json.push_back(boost::json::value(name));
   write_json(o, {{"bench", "bridge"},
                  {"gpu", gpu},
                  {"date", today()},
+                 {"spin_window_us", o.spin_us},
+                 {"targets", {{"p50_ratio", p50_target}, {"p99_ratio", p99_target}, {"idle_percent", idle_target_percent}}},
                  {"rows", json_rows},
+                 {"rows_meeting_targets", meeting_json},
                  {"idle_cpu_percent", idle},
+                 {"idle_target_met", idle_ok},
                  {"default_strategy", std::string(coprove::cuda::to_string(completion_bridge::default_strategy))}});
   return 0;
 }

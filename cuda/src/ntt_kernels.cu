@@ -1,8 +1,8 @@
 // The NTT pass kernel and its launcher. One kernel serves every pass of every transform: it loads
 // the lines of its block into shared memory (applying the fused first-pass step), runs the
-// radix-2 decimation-in-frequency butterflies of a DFT of size 2^bits over each line, and stores
-// the outputs in natural order within the line, multiplied by the six-step twiddle (earlier
-// passes) or by the fused last-pass scaling. Index arithmetic lives in ntt_schedule.hpp.
+// decimation-in-frequency butterflies of a DFT of size 2^bits over each line (two radix-2 levels
+// per step, in registers), and stores the outputs in natural order within the line, multiplied by
+// the six-step twiddle (earlier passes) or by the fused last-pass scaling. Index arithmetic lives in ntt_schedule.hpp.
 #include <coprove/cuda/detail/ntt_launch.hpp>
 #include <coprove/cuda/error.hpp>
 #include <coprove/cuda/fr_device.cuh>
@@ -80,27 +80,60 @@ __global__ void __launch_bounds__(threads_per_block, 3) ntt_pass_kernel(const nt
   }
   __syncthreads();
 
-  // Decimation in frequency: natural order in, bit-reversed order out within each line.
+  // Decimation in frequency: natural order in, bit-reversed order out within each line. Two levels
+  // per step: a thread holds the four elements t + {0, q, 2q, 3q} in registers, runs level L on the
+  // pairs q * {(0, 2), (1, 3)} and level L + 1 on q * {(0, 1), (2, 3)}: the same operations as two
+  // radix-2 levels, with half the shared-memory round trips and barriers. An odd level count
+  // leaves the last level (half 1, no twiddle) alone.
   {
     const fr_device* roots = static_cast<const fr_device*>(args.tables.roots);
     const unsigned roots_shift = args.tables.roots_log - bits;
-    const std::uint32_t butterflies = elements >> 1;
-    const std::uint32_t half_len_mask = (len >> 1) - 1u;
-    for (unsigned level = 0; level < bits; ++level) {
-      const unsigned log_half = bits - 1 - level;
-      const std::uint32_t half = 1u << log_half;
+    unsigned level = 0;
+    for (; level + 1 < bits; level += 2) {
+      const unsigned log_q = bits - 2 - level;
+      const std::uint32_t q = 1u << log_q;
+      const std::uint32_t groups = elements >> 2;
+      const std::uint32_t group_mask = (len >> 2) - 1u;
+#pragma unroll 1
+      for (std::uint32_t b = threadIdx.x; b < groups; b += blockDim.x) {
+        const std::uint32_t g = b >> (bits - 2);
+        const std::uint32_t bt = b & group_mask;
+        const std::uint32_t j = bt & (q - 1u);
+        const std::uint32_t t = ((bt >> log_q) << (log_q + 2)) | j;
+        fr_device* p = lines + g * pitch + t;
+        const fr_device x0 = fr_load(p);
+        const fr_device x1 = fr_load(p + q);
+        const fr_device x2 = fr_load(p + 2 * q);
+        const fr_device x3 = fr_load(p + 3 * q);
+        const fr_device y0 = x0 + x2;
+        const fr_device y1 = x1 + x3;
+        const fr_device y2 = (x0 - x2) * fr_load_ldg(roots + ((j << level) << roots_shift));
+        const fr_device y3 = (x1 - x3) * fr_load_ldg(roots + (((j + q) << level) << roots_shift));
+        fr_device z1 = y0 - y1;
+        fr_device z3 = y2 - y3;
+        if (log_q != 0) {
+          const fr_device w = fr_load_ldg(roots + ((j << (level + 1)) << roots_shift));
+          z1 = z1 * w;
+          z3 = z3 * w;
+        }
+        fr_store(p, y0 + y1);
+        fr_store(p + q, z1);
+        fr_store(p + 2 * q, y2 + y3);
+        fr_store(p + 3 * q, z3);
+      }
+      __syncthreads();
+    }
+    if (level < bits) {
+      const std::uint32_t butterflies = elements >> 1;
+      const std::uint32_t half_len_mask = (len >> 1) - 1u;
       for (std::uint32_t b = threadIdx.x; b < butterflies; b += blockDim.x) {
         const std::uint32_t g = b >> (bits - 1);
-        const std::uint32_t bt = b & half_len_mask;
-        const std::uint32_t j = bt & (half - 1u);
-        const std::uint32_t t = ((bt >> log_half) << (log_half + 1)) | j;
+        const std::uint32_t t = (b & half_len_mask) << 1;
         fr_device* p = lines + g * pitch + t;
         const fr_device u = fr_load(p);
-        const fr_device v = fr_load(p + half);
+        const fr_device v = fr_load(p + 1);
         fr_store(p, u + v);
-        fr_device d = u - v;
-        if (log_half != 0) d = d * fr_load_ldg(roots + ((j << level) << roots_shift));
-        fr_store(p + half, d);
+        fr_store(p + 1, u - v);
       }
       __syncthreads();
     }

@@ -24,58 +24,59 @@ namespace fr_detail {
 // r, little-endian 32-bit limbs.
 inline constexpr std::uint32_t r0 = 0x00000001u, r1 = 0xffffffffu, r2 = 0xfffe5bfeu, r3 = 0x53bda402u,
                                r4 = 0x09a1d805u, r5 = 0x3339d808u, r6 = 0x299d7d48u, r7 = 0x73eda753u;
-static_assert(r0 == 1, "mul_add_modulus relies on r's lowest limb being 1");
+static_assert(r0 == 1, "mul_add_modulus_even relies on r's lowest limb being 1");
 // -r^-1 mod 2^32.
 inline constexpr std::uint32_t r_inv = 0xffffffffu;
 
-/// t[0..8] += a * b (t[8] receives the top word; the caller guarantees no carry out of it).
-__device__ __forceinline__ void mul_add_row(std::uint32_t (&t)[9], const std::uint32_t (&a)[8],
-                                            std::uint32_t b) {
-  asm("mad.lo.cc.u32  %0, %9,  %17, %0;\n\t"
-      "madc.lo.cc.u32 %1, %10, %17, %1;\n\t"
-      "madc.lo.cc.u32 %2, %11, %17, %2;\n\t"
-      "madc.lo.cc.u32 %3, %12, %17, %3;\n\t"
-      "madc.lo.cc.u32 %4, %13, %17, %4;\n\t"
-      "madc.lo.cc.u32 %5, %14, %17, %5;\n\t"
-      "madc.lo.cc.u32 %6, %15, %17, %6;\n\t"
-      "madc.lo.cc.u32 %7, %16, %17, %7;\n\t"
-      "addc.u32       %8, %8,  0;\n\t"
-      "mad.hi.cc.u32  %1, %9,  %17, %1;\n\t"
-      "madc.hi.cc.u32 %2, %10, %17, %2;\n\t"
-      "madc.hi.cc.u32 %3, %11, %17, %3;\n\t"
-      "madc.hi.cc.u32 %4, %12, %17, %4;\n\t"
-      "madc.hi.cc.u32 %5, %13, %17, %5;\n\t"
-      "madc.hi.cc.u32 %6, %14, %17, %6;\n\t"
-      "madc.hi.cc.u32 %7, %15, %17, %7;\n\t"
-      "madc.hi.u32    %8, %16, %17, %8;"
-      : "+r"(t[0]), "+r"(t[1]), "+r"(t[2]), "+r"(t[3]), "+r"(t[4]), "+r"(t[5]), "+r"(t[6]),
-        "+r"(t[7]), "+r"(t[8])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(a[4]), "r"(a[5]), "r"(a[6]), "r"(a[7]),
-        "r"(b));
+/// acc[0..8] += (x0 + x1 2^64 + x2 2^128 + x3 2^192) * y: the four products sit in disjoint limb
+/// pairs, so each low half is followed by its own high half in one carry chain (the caller
+/// guarantees no carry out of acc[8]).
+__device__ __forceinline__ void mul_add_pairs(std::uint32_t (&acc)[9], std::uint32_t x0, std::uint32_t x1,
+                                              std::uint32_t x2, std::uint32_t x3, std::uint32_t y) {
+  asm("mad.lo.cc.u32  %0, %9,  %13, %0;\n\t"
+      "madc.hi.cc.u32 %1, %9,  %13, %1;\n\t"
+      "madc.lo.cc.u32 %2, %10, %13, %2;\n\t"
+      "madc.hi.cc.u32 %3, %10, %13, %3;\n\t"
+      "madc.lo.cc.u32 %4, %11, %13, %4;\n\t"
+      "madc.hi.cc.u32 %5, %11, %13, %5;\n\t"
+      "madc.lo.cc.u32 %6, %12, %13, %6;\n\t"
+      "madc.hi.cc.u32 %7, %12, %13, %7;\n\t"
+      "addc.u32       %8, %8,  0;"
+      : "+r"(acc[0]), "+r"(acc[1]), "+r"(acc[2]), "+r"(acc[3]), "+r"(acc[4]), "+r"(acc[5]), "+r"(acc[6]),
+        "+r"(acc[7]), "+r"(acc[8])
+      : "r"(x0), "r"(x1), "r"(x2), "r"(x3), "r"(y));
 }
 
-/// t[0..8] += m * r. r's lowest limb is 1, so its product is m itself (low half) and 0 (high
-/// half): one add instead of two multiply-adds.
-__device__ __forceinline__ void mul_add_modulus(std::uint32_t (&t)[9], std::uint32_t m) {
-  asm("add.cc.u32     %0, %0,  %16;\n\t"
-      "madc.lo.cc.u32 %1, %9,  %16, %1;\n\t"
-      "madc.lo.cc.u32 %2, %10, %16, %2;\n\t"
-      "madc.lo.cc.u32 %3, %11, %16, %3;\n\t"
-      "madc.lo.cc.u32 %4, %12, %16, %4;\n\t"
-      "madc.lo.cc.u32 %5, %13, %16, %5;\n\t"
-      "madc.lo.cc.u32 %6, %14, %16, %6;\n\t"
-      "madc.lo.cc.u32 %7, %15, %16, %7;\n\t"
-      "addc.u32       %8, %8,  0;\n\t"
-      "mad.hi.cc.u32  %2, %9,  %16, %2;\n\t"
-      "madc.hi.cc.u32 %3, %10, %16, %3;\n\t"
-      "madc.hi.cc.u32 %4, %11, %16, %4;\n\t"
-      "madc.hi.cc.u32 %5, %12, %16, %5;\n\t"
-      "madc.hi.cc.u32 %6, %13, %16, %6;\n\t"
-      "madc.hi.cc.u32 %7, %14, %16, %7;\n\t"
-      "madc.hi.u32    %8, %15, %16, %8;"
-      : "+r"(t[0]), "+r"(t[1]), "+r"(t[2]), "+r"(t[3]), "+r"(t[4]), "+r"(t[5]), "+r"(t[6]),
-        "+r"(t[7]), "+r"(t[8])
-      : "r"(r1), "r"(r2), "r"(r3), "r"(r4), "r"(r5), "r"(r6), "r"(r7), "r"(m));
+/// acc = (x0 + x1 2^64 + x2 2^128 + x3 2^192) * y: disjoint limb pairs, so no carries at all.
+__device__ __forceinline__ void mul_pairs(std::uint32_t (&acc)[9], std::uint32_t x0, std::uint32_t x1,
+                                          std::uint32_t x2, std::uint32_t x3, std::uint32_t y) {
+  acc[0] = x0 * y;
+  acc[1] = __umulhi(x0, y);
+  acc[2] = x1 * y;
+  acc[3] = __umulhi(x1, y);
+  acc[4] = x2 * y;
+  acc[5] = __umulhi(x2, y);
+  acc[6] = x3 * y;
+  acc[7] = __umulhi(x3, y);
+  acc[8] = 0;
+}
+
+/// acc[0..8] += m * (r_0 + r_2 2^64 + r_4 2^128 + r_6 2^192) + carry_in * 2^32. r_0 = 1, so the first
+/// pair is m itself (low) and nothing (high); the high slot takes carry_in instead.
+__device__ __forceinline__ void mul_add_modulus_even(std::uint32_t (&acc)[9], std::uint32_t m,
+                                                     std::uint32_t carry_in) {
+  asm("add.cc.u32     %0, %0,  %12;\n\t"
+      "addc.cc.u32    %1, %1,  %13;\n\t"
+      "madc.lo.cc.u32 %2, %9,  %12, %2;\n\t"
+      "madc.hi.cc.u32 %3, %9,  %12, %3;\n\t"
+      "madc.lo.cc.u32 %4, %10, %12, %4;\n\t"
+      "madc.hi.cc.u32 %5, %10, %12, %5;\n\t"
+      "madc.lo.cc.u32 %6, %11, %12, %6;\n\t"
+      "madc.hi.cc.u32 %7, %11, %12, %7;\n\t"
+      "addc.u32       %8, %8,  0;"
+      : "+r"(acc[0]), "+r"(acc[1]), "+r"(acc[2]), "+r"(acc[3]), "+r"(acc[4]), "+r"(acc[5]), "+r"(acc[6]),
+        "+r"(acc[7]), "+r"(acc[8])
+      : "r"(r2), "r"(r4), "r"(r6), "r"(m), "r"(carry_in));
 }
 
 /// x - r and whether that borrowed (x < r), for the final conditional subtraction.
@@ -167,20 +168,53 @@ __device__ __forceinline__ fr_device fr_sub(const fr_device& a, const fr_device&
 }
 
 /// a * b * 2^-256 mod r (the Montgomery product: the product of the elements a and b represent).
+///
+/// The running value T is held as E + 2^32 O: E (limb k at weight 2^32k) collects the products of
+/// a's and r's even limbs, O (limb k at weight 2^32(k+1)) those of their odd limbs. Each product's
+/// two halves then land in adjacent limbs of one accumulator, and E's and O's carry chains are
+/// independent. A round adds a * b_i, picks m = -E_0 (r^-1 = -1 mod 2^32, and E_0 is T's lowest
+/// limb), adds m * r, which clears E_0 and moves O_0 (weight 2^32, as E_1) into E's chain, and
+/// divides by 2^32 by renaming limbs. E and O each stay below 2^227, T below 2r as in CIOS.
 __device__ __forceinline__ fr_device fr_mul(const fr_device& a, const fr_device& b) {
-  std::uint32_t t[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+  using namespace fr_detail;
+  std::uint32_t e[9];
+  std::uint32_t o[9];
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    fr_detail::mul_add_row(t, a.limb, b.limb[i]);
-    const std::uint32_t m = t[0] * fr_detail::r_inv;
-    fr_detail::mul_add_modulus(t, m);
-    // t[0] is now zero: shift down one limb.
+    const std::uint32_t bi = b.limb[i];
+    if (i == 0) {  // E and O start at zero: plain products
+      mul_pairs(o, a.limb[1], a.limb[3], a.limb[5], a.limb[7], bi);
+      mul_pairs(e, a.limb[0], a.limb[2], a.limb[4], a.limb[6], bi);
+    } else {
+      mul_add_pairs(o, a.limb[1], a.limb[3], a.limb[5], a.limb[7], bi);
+      mul_add_pairs(e, a.limb[0], a.limb[2], a.limb[4], a.limb[6], bi);
+    }
+    const std::uint32_t m = e[0] * r_inv;
+    mul_add_pairs(o, r1, r3, r5, r7, m);
+    mul_add_modulus_even(e, m, o[0]);
+    // e[0] is now zero and o[0] has moved into e[1]: divide by 2^32.
 #pragma unroll
-    for (int j = 0; j < 8; ++j) t[j] = t[j + 1];
-    t[8] = 0;
+    for (int j = 0; j < 8; ++j) {
+      e[j] = e[j + 1];
+      o[j] = o[j + 1];
+    }
+    e[8] = 0;
+    o[8] = 0;
   }
-  const std::uint32_t low[8] = {t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]};
-  return fr_detail::reduce_once(low);
+  // T = E + 2^32 O < 2r < 2^256, so O's limb 7 is zero and the sum does not carry out.
+  std::uint32_t t[8];
+  asm("add.cc.u32  %0, %7,  %14;\n\t"
+      "addc.cc.u32 %1, %8,  %15;\n\t"
+      "addc.cc.u32 %2, %9,  %16;\n\t"
+      "addc.cc.u32 %3, %10, %17;\n\t"
+      "addc.cc.u32 %4, %11, %18;\n\t"
+      "addc.cc.u32 %5, %12, %19;\n\t"
+      "addc.u32    %6, %13, %20;"
+      : "=r"(t[1]), "=r"(t[2]), "=r"(t[3]), "=r"(t[4]), "=r"(t[5]), "=r"(t[6]), "=r"(t[7])
+      : "r"(e[1]), "r"(e[2]), "r"(e[3]), "r"(e[4]), "r"(e[5]), "r"(e[6]), "r"(e[7]), "r"(o[0]),
+        "r"(o[1]), "r"(o[2]), "r"(o[3]), "r"(o[4]), "r"(o[5]), "r"(o[6]));
+  t[0] = e[0];
+  return reduce_once(t);
 }
 
 __device__ __forceinline__ fr_device operator+(const fr_device& a, const fr_device& b) { return fr_add(a, b); }
