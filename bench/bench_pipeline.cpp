@@ -6,6 +6,7 @@
 #include <coprove/prover/engine.hpp>
 #include <coprove/prover/host_backend.hpp>
 #include <coprove/runtime/log.hpp>
+#include <coprove/runtime/spin_runner.hpp>
 #include <coprove/runtime/trace.hpp>
 #ifdef COPROVE_HAVE_CUDA
 #include <coprove/cuda/cuda_backend.hpp>
@@ -149,7 +150,7 @@ struct policy_result {
 policy_result run_policy(const options& o, dispatch_policy policy) {
   boost::asio::io_context io;
   auto guard = boost::asio::make_work_guard(io);
-  std::thread runner([&] { io.run(); });
+  std::thread runner([&] { coprove::runtime::run_spinning(io); });
   boost::json::object row;
   std::string failure;
   try {

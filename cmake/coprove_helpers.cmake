@@ -20,10 +20,10 @@ function(coprove_library)
   set_property(GLOBAL APPEND PROPERTY COPROVE_EXPORTED_TARGETS coprove_${ARG_NAME})
 endfunction()
 
-# coprove_test(NAME <name> DEPS ... [LABELS ...]): one Catch2 executable from every *_test.cpp of
+# coprove_test(NAME <name> DEPS ... LABEL <label>): one Catch2 executable from every *_test.cpp of
 # the current folder, its test cases registered with ctest.
 function(coprove_test)
-  cmake_parse_arguments(ARG "" "NAME" "DEPS;LABELS;SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME;LABEL" "DEPS;SOURCES" ${ARGN})
   file(GLOB _srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cpp ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cu)
   if(NOT _srcs)
     return()
@@ -31,7 +31,8 @@ function(coprove_test)
   add_executable(${ARG_NAME} ${_srcs} ${ARG_SOURCES} ${PROJECT_SOURCE_DIR}/tests/catch_main.cpp)
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} Catch2::Catch2)
   target_include_directories(${ARG_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
-  catch_discover_tests(${ARG_NAME} PROPERTIES LABELS "${ARG_LABELS}" DISCOVERY_TIMEOUT 60)
+  # One label per executable (a list would not survive catch_discover_tests' argument passing).
+  catch_discover_tests(${ARG_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ${ARG_LABEL})
 endfunction()
 
 # coprove_bench(<file>): an executable named after the file; benchmarks link every library built.

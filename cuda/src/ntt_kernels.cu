@@ -2,7 +2,8 @@
 // the lines of its block into shared memory (applying the fused first-pass step), runs the
 // decimation-in-frequency butterflies of a DFT of size 2^bits over each line (two radix-2 levels
 // per step, in registers), and stores the outputs in natural order within the line, multiplied by
-// the six-step twiddle (earlier passes) or by the fused last-pass scaling. Index arithmetic lives in ntt_schedule.hpp.
+// the six-step twiddle (earlier passes) or by the fused last-pass scaling. Index arithmetic lives
+// in ntt_schedule.hpp.
 #include <coprove/cuda/detail/ntt_launch.hpp>
 #include <coprove/cuda/error.hpp>
 #include <coprove/cuda/fr_device.cuh>

@@ -2,13 +2,14 @@
 // byte for byte the layout of prover::fr. Values are always fully reduced (< r), so equal elements
 // have equal bytes and GPU results compare bit for bit with the CPU's.
 //
-// The multiplication is CIOS Montgomery with PTX carry chains: each round adds a * b_i and then
-// m * r (m = t_0 * -r^-1 mod 2^32) with one chain for the low halves of the 32 x 32 products
-// (mad.lo.cc / madc.lo.cc) and one for the high halves (mad.hi.cc / madc.hi.cc), then drops the
-// zero low limb. r < 2^255 keeps the running value below 2r < 2^256 between rounds and below
-// 2^288 inside one, so nine limbs hold it and the chains never carry out of the top. r's lowest
-// limb is 1, which turns two of the reduction's multiply-adds into one add. Every carry
-// chain is a single asm statement: the carry flag does not survive between statements.
+// The multiplication is word-by-word (CIOS-order) Montgomery with PTX carry chains, the running
+// value split in two accumulators: one takes the products of a's and r's even limbs, the other
+// (one limb up) those of their odd limbs. Within one accumulator the four products of a row sit
+// in disjoint limb pairs, so each low half (mad.lo.cc) is followed by its own high half
+// (madc.hi.cc) in a single chain, and the two accumulators' chains are independent of each other.
+// They are added once, at the end. r's lowest limb is 1 and -r^-1 = -1 mod 2^32, so a round's m is
+// minus the lowest limb and its product with r_0 is an add. Every carry chain is a single asm
+// statement: the carry flag does not survive between statements.
 #pragma once
 
 #include <cstdint>
