@@ -7,5 +7,5 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build git curl ca-certificates \
   libboost1.81-dev libboost-log1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev \
-  libboost-thread1.81-dev catch2 libbenchmark-dev >/dev/null
+  libboost-thread1.81-dev catch2 libbenchmark-dev clang libclang-rt-14-dev >/dev/null
 echo "setup: packages installed"
