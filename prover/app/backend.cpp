@@ -83,4 +83,16 @@ std::unique_ptr<prover::compute_backend> make_backend(const prover::app_config& 
   throw usage_error("unknown backend");
 }
 
+std::unique_ptr<prover::engine> make_engine(boost::asio::any_io_executor control, const prover::app_config& config,
+                                            const prover::engine_config& engine_config, std::string_view command) {
+  auto backend = make_backend(config);
+  try {
+    return std::make_unique<prover::engine>(std::move(control), engine_config, std::move(backend));
+  } catch (const prover::memory_plan_error&) {
+    throw;
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(std::string(command) + ": invalid configuration: " + e.what());
+  }
+}
+
 }  // namespace coprove::app

@@ -5,6 +5,9 @@
 
 #include <coprove/prover/compute_backend.hpp>
 #include <coprove/prover/config.hpp>
+#include <coprove/prover/engine.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
 
 #include <memory>
 #include <string>
@@ -24,5 +27,10 @@ std::string auto_backend_name();
 /// list) is asked for and cannot be had; logs at warning (once) and counts in
 /// coprove_backend_cpu_fallback_total when `auto` finds no GPU.
 std::unique_ptr<prover::compute_backend> make_backend(const prover::app_config& config);
+
+/// Builds the backend and the engine on `control`. A configuration the engine refuses becomes a
+/// usage_error naming `command`; a memory plan that does not fit stays a memory_plan_error.
+std::unique_ptr<prover::engine> make_engine(boost::asio::any_io_executor control, const prover::app_config& config,
+                                            const prover::engine_config& engine_config, std::string_view command);
 
 }  // namespace coprove::app

@@ -103,17 +103,7 @@ int run_command(const std::vector<std::string>& args) {
   asio::io_context io(1);
   prover::engine_config engine_cfg = prover::effective_engine_config(cfg);
   engine_cfg.trace = !trace_path.empty();
-  std::unique_ptr<prover::engine> engine;
-  {
-    auto backend = make_backend(cfg);
-    try {
-      engine = std::make_unique<prover::engine>(io.get_executor(), engine_cfg, std::move(backend));
-    } catch (const prover::memory_plan_error&) {
-      throw;
-    } catch (const std::invalid_argument& e) {
-      throw usage_error(std::string("coprove run: invalid configuration: ") + e.what());
-    }
-  }
+  std::unique_ptr<prover::engine> engine = make_engine(io.get_executor(), cfg, engine_cfg, "coprove run");
 
   const auto& backend = engine->backend();
   std::cerr << "coprove run: " << cfg.workload.jobs << " job(s) x " << cfg.workload.partitions << " partitions of "

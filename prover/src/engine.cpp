@@ -458,8 +458,9 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
     runtime::warn_once("engine.pageable_backend", "engine", "the backend's host allocator is not page-locked");
   COPROVE_LOG(info, "engine") << "engine on backend " << backend_->name() << ": " << devices_ << " device(s) x "
                               << slots_ << " worker slot(s), policy " << to_string(config_.policy) << ", depth "
-                              << depth_ << " per device, " << threads << " synthesis thread(s)\n"
-                              << plan_.describe();
+                              << depth_ << " per device, " << threads << " synthesis thread(s)";
+  // The composition root prints the plan where a person reads it; the log keeps it at debug.
+  COPROVE_LOG(debug, "engine") << "memory plan\n" << plan_.describe();
 }
 
 engine_core::~engine_core() {
