@@ -42,6 +42,7 @@ struct options {
   std::size_t devices = 1;  // host backend: simulated devices; CUDA: the first N GPUs (0 = all)
   std::size_t slots = 2;
   std::size_t synthesis_threads = 0;
+  std::size_t depth = 0;  // per device; 0: the engine's default (2 x worker slots)
   std::size_t budget_gib = 0;  // 0: the plan reads available memory
   std::string circuit = "mimc";
   std::string json_path;
@@ -51,7 +52,7 @@ struct options {
 
 void usage() {
   std::cout << "usage: bench_pipeline [--h200] [--log-n N] [--jobs N] [--partitions N] [--devices N]\n"
-               "                      [--slots N] [--synthesis-threads N] [--budget-gib N] [--circuit NAME]\n"
+               "                      [--slots N] [--depth N] [--synthesis-threads N] [--budget-gib N] [--circuit NAME]\n"
                "                      [--policies semaphore,poll,unbounded] [--trace PREFIX] [--json PATH]\n"
                "  default: host backend, 2^13 constraints, 8 partitions x 3 jobs per policy\n"
                "  --h200:  CUDA backend, 2^24 constraints, 16 partitions x 4 jobs per policy\n";
@@ -98,6 +99,8 @@ options parse(int argc, char** argv) {
       o.devices = parse_count(a, value());
     } else if (a == "--slots") {
       o.slots = parse_count(a, value());
+    } else if (a == "--depth") {
+      o.depth = parse_count(a, value());
     } else if (a == "--synthesis-threads") {
       o.synthesis_threads = parse_count(a, value());
     } else if (a == "--budget-gib") {
@@ -159,6 +162,7 @@ policy_result run_policy(const options& o, dispatch_policy policy) {
     cfg.max_log_constraints = o.log_n;
     cfg.plan_circuit = o.circuit;
     cfg.synthesis_threads = o.synthesis_threads;
+    cfg.depth_per_device = o.depth;
     cfg.memory_budget_bytes = o.budget_gib << 30;
     cfg.trace = !o.trace_prefix.empty();
     engine e(io.get_executor(), cfg, make_backend(o));
