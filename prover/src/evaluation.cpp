@@ -81,14 +81,25 @@ fr derive_zeta(std::span<const std::byte> transcript) {
 }
 
 fr evaluate_lagrange(std::span<const fr> evals, const evaluation_domain& domain, const fr& zeta) {
+  const std::span<const fr> one[] = {evals};
+  return evaluate_lagrange_many(one, domain, zeta).front();
+}
+
+std::vector<fr> evaluate_lagrange_many(std::span<const std::span<const fr>> polynomials,
+                                       const evaluation_domain& domain, const fr& zeta) {
   const std::size_t n = domain.size();
-  if (evals.size() != n) {
-    throw std::invalid_argument("evaluate_lagrange: " + std::to_string(evals.size()) +
-                                " evaluations for a domain of size " + std::to_string(n));
+  const std::size_t count = polynomials.size();
+  for (const auto& evals : polynomials) {
+    if (evals.size() != n) {
+      throw std::invalid_argument("evaluate_lagrange: " + std::to_string(evals.size()) +
+                                  " evaluations for a domain of size " + std::to_string(n));
+    }
   }
+  std::vector<fr> values(count, fr::zero());
+  if (count == 0) return values;
   const fr zeta_n = zeta.pow(static_cast<std::uint64_t>(n));
   if (zeta_n == fr::one()) {
-    // zeta = omega^i for some i: the polynomial's value there is the entry itself.
+    // zeta = omega^i for some i: each polynomial's value there is its entry itself.
     std::atomic<std::size_t> found{n};
     parallel_for(0, n, [&](std::size_t lo, std::size_t hi) {
       fr w = domain.omega().pow(static_cast<std::uint64_t>(lo));
@@ -99,14 +110,18 @@ fr evaluate_lagrange(std::span<const fr> evals, const evaluation_domain& domain,
     }, 1 << 12);
     const std::size_t i = found.load();
     if (i == n) throw std::logic_error("evaluate_lagrange: zeta^n == 1 but zeta is not in the domain");
-    return evals[i];
+    for (std::size_t p = 0; p < count; ++p) values[p] = polynomials[p][i];
+    return values;
   }
   // f(zeta) = (zeta^n - 1)/n * sum_i evals[i] * omega^i / (zeta - omega^i). Each piece inverts its
-  // denominators with one field inversion (Montgomery's trick).
+  // denominators with one field inversion (Montgomery's trick); the weight of point i is shared by
+  // every polynomial.
   const auto bounds = split(n, 1 << 12);
-  std::vector<fr> partial(bounds.size() - 1, fr::zero());
-  parallel_for(0, partial.size(), [&](std::size_t first, std::size_t last) {
+  const std::size_t pieces = bounds.size() - 1;
+  std::vector<fr> partial(pieces * count, fr::zero());
+  parallel_for(0, pieces, [&](std::size_t first, std::size_t last) {
     std::vector<fr> prefix;
+    std::vector<fr> sums(count);
     for (std::size_t k = first; k < last; ++k) {
       const std::size_t lo = bounds[k], hi = bounds[k + 1];
       prefix.resize(hi - lo);
@@ -120,21 +135,25 @@ fr evaluate_lagrange(std::span<const fr> evals, const evaluation_domain& domain,
       }
       fr inv = running.inverse();  // 1 / prod (zeta - omega^i) over the piece
       // Walk back down: recover each 1/(zeta - omega^i) and accumulate.
-      fr sum = fr::zero();
+      std::fill(sums.begin(), sums.end(), fr::zero());
       fr w_back = w0 * domain.omega().pow(static_cast<std::uint64_t>(hi - lo - 1));
       for (std::size_t i = hi; i-- > lo;) {
         const fr denominator = zeta - w_back;
-        const fr term_inv = inv * prefix[i - lo];
+        const fr weight = w_back * (inv * prefix[i - lo]);
         inv *= denominator;
-        sum += evals[i] * w_back * term_inv;
+        for (std::size_t p = 0; p < count; ++p) sums[p] += polynomials[p][i] * weight;
         w_back *= domain.omega_inv();
       }
-      partial[k] = sum;
+      for (std::size_t p = 0; p < count; ++p) partial[k * count + p] = sums[p];
     }
   });
-  fr total = fr::zero();
-  for (const fr& p : partial) total += p;
-  return total * (zeta_n - fr::one()) * domain.size_inv();
+  const fr scale = (zeta_n - fr::one()) * domain.size_inv();
+  for (std::size_t p = 0; p < count; ++p) {
+    fr total = fr::zero();
+    for (std::size_t k = 0; k < pieces; ++k) total += partial[k * count + p];
+    values[p] = total * scale;
+  }
+  return values;
 }
 
 fr evaluate_coefficients(std::span<const fr> coeffs, const fr& zeta) {
@@ -163,9 +182,9 @@ evaluation_record make_evaluation_record(std::span<const fr> a, std::span<const 
                                 " coefficients for a domain of size " +
                                 std::to_string(domain.size()));
   }
-  return evaluation_record{zeta, evaluate_lagrange(a, domain, zeta),
-                           evaluate_lagrange(b, domain, zeta), evaluate_lagrange(c, domain, zeta),
-                           evaluate_coefficients(h, zeta)};
+  const std::span<const fr> abc[] = {a, b, c};
+  const std::vector<fr> values = evaluate_lagrange_many(abc, domain, zeta);
+  return evaluation_record{zeta, values[0], values[1], values[2], evaluate_coefficients(h, zeta)};
 }
 
 bool verify(const evaluation_record& record, std::size_t n) {

@@ -90,6 +90,29 @@ TEST_CASE("barycentric evaluation agrees with Horner on the interpolated coeffic
   CHECK_THROWS_AS(evaluate_lagrange(wrong, evaluation_domain(4), fr::one()), std::invalid_argument);
 }
 
+TEST_CASE("evaluating several polynomials at once equals evaluating each alone",
+          "[prover][evaluation][cpu]") {
+  std::mt19937_64 gen(17);
+  for (std::size_t n : {std::size_t{1}, std::size_t{8}, std::size_t{1} << 13}) {
+    const evaluation_domain domain(n);
+    const auto a = random_vector(n, gen), b = random_vector(n, gen), c = random_vector(n, gen);
+    const std::span<const fr> abc[] = {a, b, c};
+    const fr outside = fr::random(gen);
+    const fr inside = domain.omega().pow(static_cast<std::uint64_t>(n / 2));
+    for (const fr& zeta : {outside, inside}) {
+      const auto values = evaluate_lagrange_many(abc, domain, zeta);
+      REQUIRE(values.size() == 3);
+      CHECK(values[0] == evaluate_lagrange(a, domain, zeta));
+      CHECK(values[1] == evaluate_lagrange(b, domain, zeta));
+      CHECK(values[2] == evaluate_lagrange(c, domain, zeta));
+    }
+  }
+  const evaluation_domain domain(16);
+  const std::vector<fr> short_vector(15, fr::one()), full(16, fr::one());
+  const std::span<const fr> mixed[] = {full, short_vector};
+  CHECK_THROWS_AS(evaluate_lagrange_many(mixed, domain, fr::from_uint64(3)), std::invalid_argument);
+}
+
 TEST_CASE("an honest evaluation record verifies and any perturbed value does not",
           "[prover][evaluation][cpu]") {
   const evaluation_domain domain(1 << 12);
