@@ -168,6 +168,7 @@ policy_result run_policy(const options& o, dispatch_policy policy) {
     engine e(io.get_executor(), cfg, make_backend(o));
 
     // Warm-up: one partition builds the PCE, so every policy starts from the same cache.
+    e.wait_for_prewarm();  // measure from a warm pool: "allocations" below are after the pre-warm
     prove_request warm;
     warm.circuit = o.circuit;
     warm.log_constraints = o.log_n;

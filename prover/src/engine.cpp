@@ -270,6 +270,7 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   boost::json::object status_json() const;
   boost::json::object report_json() const;
   void reset_report();
+  void wait_for_prewarm() { pool_->wait_idle(); }
 
   const memory_plan& plan() const noexcept { return plan_; }
   const compute_backend& backend() const noexcept { return *backend_; }
@@ -1438,6 +1439,7 @@ boost::json::object engine::status_json() const { return core_->status_json(); }
 boost::json::object engine::report_json() const { return core_->report_json(); }
 
 void engine::reset_report() { core_->reset_report(); }
+void engine::wait_for_prewarm() { core_->wait_for_prewarm(); }
 
 const memory_plan& engine::plan() const { return core_->plan(); }
 

@@ -188,6 +188,23 @@ TEST_CASE("a job on the host backend returns a verified record for every partiti
   require_at_baseline(e);
 }
 
+TEST_CASE("after the pre-warm a job at the planned size allocates no pinned buffer", "[prover][engine][cpu]") {
+  running_io rt;
+  engine e(rt.io.get_executor(), small_config(), make_host_backend(1, 2));
+  e.wait_for_prewarm();
+  const auto before = e.status_json().at("pinned_pool").as_object();
+  const auto allocations = before.at("allocations").to_number<std::uint64_t>();
+  const auto reuses = before.at("reuses").to_number<std::uint64_t>();
+  CHECK(allocations >= 4);  // at least a, b, c and h of one partition
+  auto [ec, result] = prove(e, small_request(6, 12));
+  REQUIRE_FALSE(ec);
+  require_all_verified(result, 6);
+  const auto after = e.status_json().at("pinned_pool").as_object();
+  CHECK(after.at("allocations").to_number<std::uint64_t>() == allocations);
+  CHECK(after.at("reuses").to_number<std::uint64_t>() == reuses + 6 * 4);
+  require_at_baseline(e);
+}
+
 TEST_CASE("the same request gives bit-identical records", "[prover][engine][cpu]") {
   running_io rt;
   engine e(rt.io.get_executor(), small_config(), make_host_backend(1, 2));

@@ -180,6 +180,10 @@ class engine {
   /// phases); jobs and pool stay as they are.
   void reset_report();
 
+  /// Blocks until the pinned pool's background pre-warm (and any queued allocation) is done, so
+  /// that a measurement starts from a warm pool. Never call it on the control executor's thread.
+  void wait_for_prewarm();
+
   const memory_plan& plan() const;
   const compute_backend& backend() const;
   const engine_config& config() const;
