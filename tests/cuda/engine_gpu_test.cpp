@@ -12,6 +12,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "engine_test_support.hpp"
+
 #include <atomic>
 #include <stdexcept>
 #include <thread>
@@ -22,15 +24,9 @@ namespace {
 using namespace coprove;
 using namespace coprove::prover;
 
-struct running_io {
-  boost::asio::io_context io;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{io.get_executor()};
-  std::thread thread{[this] { io.run(); }};
-  ~running_io() {
-    guard.reset();
-    thread.join();
-  }
-};
+using test::prove;
+using test::require_at_baseline;
+using test::running_io;
 
 engine_config gpu_config() {
   engine_config cfg;
@@ -40,27 +36,7 @@ engine_config gpu_config() {
 }
 
 prove_request request(std::size_t partitions, unsigned log_constraints, std::uint64_t seed) {
-  prove_request r;
-  r.circuit = "mimc";
-  r.log_constraints = log_constraints;
-  r.partitions = partitions;
-  r.seed = seed;
-  return r;
-}
-
-std::tuple<std::error_code, prove_result> prove(engine& e, prove_request r) {
-  return e.async_prove(std::move(r), boost::asio::use_future).get();
-}
-
-void require_at_baseline(const engine& e) {
-  const auto s = e.status_json();
-  const auto& slots = s.at("gpu_slots").as_object();
-  CHECK(slots.at("available").to_number<std::size_t>() == slots.at("capacity").to_number<std::size_t>());
-  const auto& memory = s.at("memory_reservation").as_object();
-  CHECK(memory.at("available_bytes").to_number<std::size_t>() ==
-        memory.at("capacity_bytes").to_number<std::size_t>());
-  CHECK(s.at("pinned_pool").at("bytes_in_use").to_number<std::size_t>() == 0);
-  CHECK(s.at("dispatch").at("in_flight").to_number<std::size_t>() == 0);
+  return test::mimc_request(partitions, log_constraints, seed);
 }
 
 }  // namespace

@@ -19,6 +19,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "engine_test_support.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -34,16 +36,9 @@ using namespace coprove;
 using namespace coprove::prover;
 using namespace std::chrono_literals;
 
-// An io_context running on its own thread for as long as the object lives.
-struct running_io {
-  boost::asio::io_context io;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{io.get_executor()};
-  std::thread thread{[this] { io.run(); }};
-  ~running_io() {
-    guard.reset();
-    thread.join();
-  }
-};
+using test::prove;
+using test::require_at_baseline;
+using test::running_io;
 
 engine_config small_config() {
   engine_config cfg;
@@ -54,32 +49,7 @@ engine_config small_config() {
 }
 
 prove_request small_request(std::size_t partitions, unsigned log_constraints = 10, std::uint64_t seed = 7) {
-  prove_request r;
-  r.circuit = "mimc";
-  r.log_constraints = log_constraints;
-  r.partitions = partitions;
-  r.seed = seed;
-  return r;
-}
-
-// use_future hands back the (std::error_code, prove_result) completion as a tuple.
-std::tuple<std::error_code, prove_result> prove(engine& e, prove_request r) {
-  return e.async_prove(std::move(r), boost::asio::use_future).get();
-}
-
-// Everything the engine acquires is back where it started.
-void require_at_baseline(const engine& e) {
-  const auto s = e.status_json();
-  const auto& slots = s.at("gpu_slots").as_object();
-  CHECK(slots.at("available").to_number<std::size_t>() == slots.at("capacity").to_number<std::size_t>());
-  const auto& memory = s.at("memory_reservation").as_object();
-  CHECK(memory.at("available_bytes").to_number<std::size_t>() ==
-        memory.at("capacity_bytes").to_number<std::size_t>());
-  CHECK(s.at("pinned_pool").at("bytes_in_use").to_number<std::size_t>() == 0);
-  CHECK(s.at("dispatch").at("in_flight").to_number<std::size_t>() == 0);
-  CHECK(s.at("dispatch").at("synthesizing").to_number<std::size_t>() == 0);
-  CHECK(s.at("dispatch").at("gpu_queue").to_number<std::size_t>() == 0);
-  CHECK(s.at("dispatch").at("queued").to_number<std::size_t>() == 0);
+  return test::mimc_request(partitions, log_constraints, seed);
 }
 
 void require_all_verified(const prove_result& r, std::size_t partitions) {

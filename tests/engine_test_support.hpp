@@ -1,0 +1,61 @@
+// Shared by the engine tests on the host and the CUDA backends: an io_context on its own thread,
+// a blocking prove, a request builder, and the check that everything the engine acquired is back.
+#pragma once
+
+#include <coprove/prover/engine.hpp>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <system_error>
+#include <thread>
+#include <tuple>
+
+namespace coprove::test {
+
+/// An io_context running on its own thread for as long as the object lives.
+struct running_io {
+  boost::asio::io_context io;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{io.get_executor()};
+  std::thread thread{[this] { io.run(); }};
+  ~running_io() {
+    guard.reset();
+    thread.join();
+  }
+};
+
+inline prover::prove_request mimc_request(std::size_t partitions, unsigned log_constraints, std::uint64_t seed) {
+  prover::prove_request r;
+  r.circuit = "mimc";
+  r.log_constraints = log_constraints;
+  r.partitions = partitions;
+  r.seed = seed;
+  return r;
+}
+
+/// use_future hands back the (std::error_code, prove_result) completion as a tuple.
+inline std::tuple<std::error_code, prover::prove_result> prove(prover::engine& e, prover::prove_request r) {
+  return e.async_prove(std::move(r), boost::asio::use_future).get();
+}
+
+/// Everything the engine acquires is back where it started.
+inline void require_at_baseline(const prover::engine& e) {
+  const auto s = e.status_json();
+  const auto& slots = s.at("gpu_slots").as_object();
+  CHECK(slots.at("available").to_number<std::size_t>() == slots.at("capacity").to_number<std::size_t>());
+  const auto& memory = s.at("memory_reservation").as_object();
+  CHECK(memory.at("available_bytes").to_number<std::size_t>() ==
+        memory.at("capacity_bytes").to_number<std::size_t>());
+  CHECK(s.at("pinned_pool").at("bytes_in_use").to_number<std::size_t>() == 0);
+  CHECK(s.at("dispatch").at("in_flight").to_number<std::size_t>() == 0);
+  CHECK(s.at("dispatch").at("synthesizing").to_number<std::size_t>() == 0);
+  CHECK(s.at("dispatch").at("gpu_queue").to_number<std::size_t>() == 0);
+  CHECK(s.at("dispatch").at("queued").to_number<std::size_t>() == 0);
+}
+
+}  // namespace coprove::test
