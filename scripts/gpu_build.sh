@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # Builds the executables for the GPU host (static Boost and C++ runtime, sm_90) and gathers them in
 # gpu-bin/ (git-ignored), ready to be carried there. Usage: scripts/gpu_build.sh [target ...]
-# (default: test_cuda, every benchmark and the coprove binary).
+# (default: test_cuda, every benchmark and the coprove binary). GPU_BUILD_DIR (default build/gpu) and
+# GPU_BIN (default gpu-bin) choose other folders, so that separate builds do not collide.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake --preset gpu >/dev/null
+build_dir=${GPU_BUILD_DIR:-build/gpu}
+bin_dir=${GPU_BIN:-gpu-bin}
+cmake --preset gpu -B "$build_dir" >/dev/null
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(test_cuda coprove $(ls bench/bench_*.cpp 2>/dev/null | xargs -n1 basename | sed 's/\.cpp$//'))
 fi
-cmake --build --preset gpu -j "${JOBS:-$(nproc)}" --target "${targets[@]}"
-mkdir -p gpu-bin
+cmake --build "$build_dir" -j "${JOBS:-$(nproc)}" --target "${targets[@]}"
+mkdir -p "$bin_dir"
 for t in "${targets[@]}"; do
-  f=$(find build/gpu -maxdepth 3 -type f -name "$t" -perm -u+x | head -n1)
-  [ -n "$f" ] && cp "$f" gpu-bin/
+  f=$(find "$build_dir" -maxdepth 3 -type f -name "$t" -perm -u+x | head -n1)
+  [ -n "$f" ] && cp "$f" "$bin_dir"/
 done
-cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian gpu-bin/ 2>/dev/null || true
-cp scripts/gpu_check.sh gpu-bin/
-ls -la gpu-bin
+cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian "$bin_dir"/ 2>/dev/null || true
+cp scripts/gpu_check.sh "$bin_dir"/
+ls -la "$bin_dir"
