@@ -6,7 +6,9 @@
 #include <coprove/cuda/detail/ntt_schedule.hpp>
 #include <coprove/cuda/error.hpp>
 #include <coprove/prover/domain.hpp>
+#include <coprove/prover/parallel.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -17,6 +19,8 @@
 namespace coprove::cuda {
 namespace detail {
 
+using prover::fr;
+
 struct ntt_plan_state {
   unsigned log_n = 0;
   int device = 0;
@@ -26,14 +30,19 @@ struct ntt_plan_state {
   std::size_t table_bytes = 0;
   ntt_direction_tables forward{};
   ntt_direction_tables inverse{};
+  // The inverse's 1/n is in its pass-0 boundary table when it has one; otherwise the last pass
+  // applies it, and the tables below that the inverse's last pass uses carry it.
+  bool inverse_scaled = false;
+  fr inverse_factor = fr::one();  // 1 when inverse_scaled, else 1/n
   // g^e and g^-e as lo/hi exponent tables; the hi halves carry the constant factors.
-  const void* coset_lo = nullptr;             // g^e
-  const void* coset_hi = nullptr;             // g^(e << split)
-  const void* coset_hi_over_n = nullptr;      // g^(e << split) / n
-  const void* coset_inv_lo = nullptr;         // g^-e
-  const void* coset_inv_hi_over_n = nullptr;  // g^-(e << split) / n
-  const void* coset_inv_hi_quotient = nullptr;  // g^-(e << split) / (n (g^n - 1))
+  const void* coset_lo = nullptr;           // g^e
+  const void* coset_hi = nullptr;           // g^(e << split)
+  const void* coset_hi_post = nullptr;      // g^(e << split) * inverse_factor
+  const void* coset_inv_lo = nullptr;       // g^-e
+  const void* coset_inv_hi_post = nullptr;  // g^-(e << split) * inverse_factor
+  const void* coset_inv_hi_quotient = nullptr;  // g^-(e << split) * inverse_factor / (g^n - 1)
   ntt_constant size_inv{};
+  ntt_constant c_scale{};  // inverse_factor / (g^n - 1): C's coefficients in the quotient
   cudaMemPool_t pool = nullptr;
 
   ntt_plan_state() = default;
@@ -89,6 +98,28 @@ std::vector<fr> powers(const fr& base, std::size_t count, const fr& factor = fr:
   return out;
 }
 
+/// Largest transform whose plan keeps boundary tables (pass 0's has n entries: 2 GiB per direction
+/// at 2^26); larger ones form each boundary twiddle as lo * hi.
+std::atomic<unsigned> boundary_table_max_log{detail::ntt_default_boundary_table_max_log};
+
+/// The boundary table of a pass (not the last): entry boundary_index(line, k) holds
+/// factor * omega^twiddle_exponent(line, k) = factor * (omega^(k << hi))^col.
+std::vector<fr> boundary_table(const detail::ntt_pass_shape& shape, const fr& omega, const fr& factor) {
+  std::vector<fr> table(shape.boundary_entries());
+  const std::uint32_t columns = 1u << shape.lo;
+  prover::parallel_for(0, std::size_t{1} << shape.bits, [&](std::size_t k_lo, std::size_t k_hi) {
+    for (std::size_t k = k_lo; k < k_hi; ++k) {
+      const fr step = omega.pow(std::uint64_t{k} << shape.hi);
+      fr x = factor;
+      for (std::uint32_t col = 0; col < columns; ++col) {
+        table[shape.boundary_index(col, static_cast<std::uint32_t>(k))] = x;
+        x *= step;
+      }
+    }
+  });
+  return table;
+}
+
 /// Scratch taken stream-ordered from the plan's pool, given back (stream-ordered) on scope exit,
 /// so an exception between launches leaks nothing.
 class scratch_buffer {
@@ -118,11 +149,7 @@ struct transform_request {
   const void* pre_lo = nullptr;
   const void* pre_hi = nullptr;
   const void* src_b = nullptr;
-  const void* src_c = nullptr;
-  detail::ntt_post post = detail::ntt_post::none;
-  const void* post_lo = nullptr;
-  const void* post_hi = nullptr;
-  ntt_constant scale{};
+  detail::ntt_post_step post[3] = {};  // per vector
 };
 
 void run_transform(const ntt_plan_state& plan, const transform_request& request, fr* scratch,
@@ -138,19 +165,16 @@ void run_transform(const ntt_plan_state& plan, const transform_request& request,
       args.dst[v] = args.shape.last ? request.data[v] : scratch_v;
     }
     args.tables = *request.direction;
+    if (!args.shape.last) args.boundary = request.direction->boundary[p];
     args.split = plan.split;
     if (p == 0) {
       args.pre = request.pre;
       args.pre_lo = request.pre_lo;
       args.pre_hi = request.pre_hi;
       args.src_b = request.src_b;
-      args.src_c = request.src_c;
     }
     if (args.shape.last) {
-      args.post = request.post;
-      args.post_lo = request.post_lo;
-      args.post_hi = request.post_hi;
-      args.scale = request.scale;
+      for (unsigned v = 0; v < request.batch; ++v) args.post[v] = request.post[v];
     }
     detail::launch_ntt_pass(args, stream);
   }
@@ -188,14 +212,16 @@ void transform_async(const ntt_plan& plan, fr* d_data, cudaStream_t stream, tran
       break;
     case transform_kind::inverse:
       request.direction = &st.inverse;
-      request.post = detail::ntt_post::scale;
-      request.scale = st.size_inv;
+      if (!st.inverse_scaled) {
+        request.post[0].kind = detail::ntt_post::scale;
+        request.post[0].scale = st.size_inv;
+      }
       break;
     case transform_kind::coset_inverse:
       request.direction = &st.inverse;
-      request.post = detail::ntt_post::coset;
-      request.post_lo = st.coset_inv_lo;
-      request.post_hi = st.coset_inv_hi_over_n;
+      request.post[0].kind = detail::ntt_post::coset;
+      request.post[0].lo = st.coset_inv_lo;
+      request.post[0].hi = st.coset_inv_hi_post;
       break;
   }
   const scratch_buffer scratch(st, st.schedule.passes > 1 ? plan.size() : 0, stream);
@@ -203,6 +229,8 @@ void transform_async(const ntt_plan& plan, fr* d_data, cudaStream_t stream, tran
 }
 
 }  // namespace
+
+void detail::set_ntt_boundary_table_max_log(unsigned log_n) noexcept { boundary_table_max_log.store(log_n); }
 
 ntt_plan::ntt_plan(unsigned log_n, int device) : state_(std::make_unique<detail::ntt_plan_state>()) {
   if (log_n < min_log_size || log_n > max_log_size)
@@ -227,48 +255,76 @@ ntt_plan::ntt_plan(unsigned log_n, int device) : state_(std::make_unique<detail:
   const unsigned roots_log = st.schedule.bits[0];
   const std::size_t lo_count = std::size_t{1} << st.split;
   const std::size_t hi_count = std::size_t{1} << (log_n - st.split);
+  const bool boundary_tables = st.schedule.passes > 1 && log_n <= boundary_table_max_log.load();
+  st.inverse_scaled = boundary_tables;
+  st.inverse_factor = boundary_tables ? fr::one() : domain.size_inv();
   st.size_inv = to_constant(domain.size_inv());
+  st.c_scale = to_constant(st.inverse_factor * domain.vanishing_on_coset_inv());
 
   // All tables in one allocation; each starts on a 32-byte boundary (elements are 32 bytes).
-  std::vector<fr> host;
-  auto append = [&host](const std::vector<fr>& t) {
-    const std::size_t offset = host.size();
-    host.insert(host.end(), t.begin(), t.end());
-    return offset;
+  std::vector<std::vector<fr>> host;
+  std::vector<std::size_t> offsets;
+  std::size_t total = 0;
+  auto append = [&](std::vector<fr> t) {
+    offsets.push_back(total);
+    total += t.size();
+    host.push_back(std::move(t));
+    return host.size() - 1;
   };
   const fr w_roots = domain.omega().pow(static_cast<std::uint64_t>(n >> roots_log));
   const fr w_roots_inv = domain.omega_inv().pow(static_cast<std::uint64_t>(n >> roots_log));
   const std::size_t roots_count = std::size_t{1} << (roots_log - 1);
-  const std::size_t o_roots = append(powers(w_roots, roots_count));
-  const std::size_t o_roots_inv = append(powers(w_roots_inv, roots_count));
-  const std::size_t o_tw_lo = append(powers(domain.omega(), lo_count));
-  const std::size_t o_tw_hi = append(powers(domain.omega().pow(std::uint64_t{lo_count}), hi_count));
-  const std::size_t o_tw_inv_lo = append(powers(domain.omega_inv(), lo_count));
-  const std::size_t o_tw_inv_hi = append(powers(domain.omega_inv().pow(std::uint64_t{lo_count}), hi_count));
+  const std::size_t i_roots = append(powers(w_roots, roots_count));
+  const std::size_t i_roots_inv = append(powers(w_roots_inv, roots_count));
+  const std::size_t i_tw_lo = append(powers(domain.omega(), lo_count));
+  const std::size_t i_tw_hi = append(powers(domain.omega().pow(std::uint64_t{lo_count}), hi_count));
+  const std::size_t i_tw_inv_lo = append(powers(domain.omega_inv(), lo_count));
+  const std::size_t i_tw_inv_hi = append(powers(domain.omega_inv().pow(std::uint64_t{lo_count}), hi_count));
   const fr g_step = g.pow(std::uint64_t{lo_count});
   const fr g_inv_step = g_inv.pow(std::uint64_t{lo_count});
-  const std::size_t o_coset_lo = append(powers(g, lo_count));
-  const std::size_t o_coset_hi = append(powers(g_step, hi_count));
-  const std::size_t o_coset_hi_n = append(powers(g_step, hi_count, domain.size_inv()));
-  const std::size_t o_coset_inv_lo = append(powers(g_inv, lo_count));
-  const std::size_t o_coset_inv_hi_n = append(powers(g_inv_step, hi_count, domain.size_inv()));
-  const std::size_t o_coset_inv_hi_q =
-      append(powers(g_inv_step, hi_count, domain.size_inv() * domain.vanishing_on_coset_inv()));
+  const std::size_t i_coset_lo = append(powers(g, lo_count));
+  const std::size_t i_coset_hi = append(powers(g_step, hi_count));
+  const std::size_t i_coset_hi_post = append(powers(g_step, hi_count, st.inverse_factor));
+  const std::size_t i_coset_inv_lo = append(powers(g_inv, lo_count));
+  const std::size_t i_coset_inv_hi_post = append(powers(g_inv_step, hi_count, st.inverse_factor));
+  const std::size_t i_coset_inv_hi_q =
+      append(powers(g_inv_step, hi_count, st.inverse_factor * domain.vanishing_on_coset_inv()));
+  std::size_t i_boundary[detail::ntt_max_passes - 1] = {};
+  std::size_t i_boundary_inv[detail::ntt_max_passes - 1] = {};
+  if (boundary_tables) {
+    for (unsigned p = 0; p + 1 < st.schedule.passes; ++p) {
+      const detail::ntt_pass_shape shape = st.schedule.pass(p);
+      i_boundary[p] = append(boundary_table(shape, domain.omega(), fr::one()));
+      const fr factor = p == 0 ? domain.size_inv() : fr::one();  // 1/n: once, in pass 0
+      i_boundary_inv[p] = append(boundary_table(shape, domain.omega_inv(), factor));
+    }
+  }
 
   const device_scope scope(device);
   detail::configure_ntt_kernels();
-  st.table_bytes = host.size() * sizeof(fr);
+  st.table_bytes = total * sizeof(fr);
   COPROVE_CUDA_TRY(cudaMalloc(&st.tables, st.table_bytes));
-  COPROVE_CUDA_TRY(cudaMemcpy(st.tables, host.data(), st.table_bytes, cudaMemcpyHostToDevice));
-  const fr* base = static_cast<const fr*>(st.tables);
-  st.forward = {base + o_roots, roots_log, base + o_tw_lo, base + o_tw_hi};
-  st.inverse = {base + o_roots_inv, roots_log, base + o_tw_inv_lo, base + o_tw_inv_hi};
-  st.coset_lo = base + o_coset_lo;
-  st.coset_hi = base + o_coset_hi;
-  st.coset_hi_over_n = base + o_coset_hi_n;
-  st.coset_inv_lo = base + o_coset_inv_lo;
-  st.coset_inv_hi_over_n = base + o_coset_inv_hi_n;
-  st.coset_inv_hi_quotient = base + o_coset_inv_hi_q;
+  fr* const base = static_cast<fr*>(st.tables);
+  for (std::size_t t = 0; t < host.size(); ++t) {
+    COPROVE_CUDA_TRY(cudaMemcpy(base + offsets[t], host[t].data(), host[t].size() * sizeof(fr),
+                                cudaMemcpyHostToDevice));
+    std::vector<fr>().swap(host[t]);
+  }
+  auto at = [&](std::size_t t) -> const void* { return base + offsets[t]; };
+  st.forward = {at(i_roots), roots_log, at(i_tw_lo), at(i_tw_hi), {}};
+  st.inverse = {at(i_roots_inv), roots_log, at(i_tw_inv_lo), at(i_tw_inv_hi), {}};
+  if (boundary_tables) {
+    for (unsigned p = 0; p + 1 < st.schedule.passes; ++p) {
+      st.forward.boundary[p] = at(i_boundary[p]);
+      st.inverse.boundary[p] = at(i_boundary_inv[p]);
+    }
+  }
+  st.coset_lo = at(i_coset_lo);
+  st.coset_hi = at(i_coset_hi);
+  st.coset_hi_post = at(i_coset_hi_post);
+  st.coset_inv_lo = at(i_coset_inv_lo);
+  st.coset_inv_hi_post = at(i_coset_inv_hi_post);
+  st.coset_inv_hi_quotient = at(i_coset_inv_hi_q);
 
   cudaMemPoolProps props{};
   props.allocType = cudaMemAllocationTypePinned;
@@ -318,38 +374,49 @@ void quotient_async(const ntt_plan& plan, prover::fr* d_a, prover::fr* d_b, prov
   const device_scope scope(st.device);
   const scratch_buffer scratch(st, st.schedule.passes > 1 ? 3 * plan.size() : 0, stream);
 
-  // 1. Evaluations -> coefficients, each coefficient k scaled by g^k / n on the way out: the
-  //    input of a plain forward transform that evaluates on the coset.
-  transform_request to_coset;
-  to_coset.batch = 3;
-  to_coset.data[0] = d_a;
-  to_coset.data[1] = d_b;
-  to_coset.data[2] = d_c;
-  to_coset.direction = &st.inverse;
-  to_coset.post = detail::ntt_post::coset;
-  to_coset.post_lo = st.coset_lo;
-  to_coset.post_hi = st.coset_hi_over_n;
-  run_transform(st, to_coset, scratch.data(), stream);
+  // Six transforms instead of the textbook seven. The coset inverse transform is linear and C has
+  // degree < n, so coset_intt(C on the coset) is C's coefficient vector, which step 1 computes
+  // anyway:  h = coset_intt(A_c * B_c) / (g^n - 1) - intt(c) / (g^n - 1).  The field arithmetic is
+  // exact, so the result is the seven-transform sequence's, byte for byte.
+  //
+  // 1. Evaluations -> coefficients. A and B: coefficient k times g^k (the 1/n is in the inverse's
+  //    tables), the input of a plain forward transform that evaluates on the coset. C: times
+  //    1/(g^n - 1), the term step 3 subtracts.
+  transform_request coefficients;
+  coefficients.batch = 3;
+  coefficients.data[0] = d_a;
+  coefficients.data[1] = d_b;
+  coefficients.data[2] = d_c;
+  coefficients.direction = &st.inverse;
+  for (unsigned v = 0; v < 2; ++v) {
+    coefficients.post[v].kind = detail::ntt_post::coset;
+    coefficients.post[v].lo = st.coset_lo;
+    coefficients.post[v].hi = st.coset_hi_post;
+  }
+  coefficients.post[2].kind = detail::ntt_post::scale;
+  coefficients.post[2].scale = st.c_scale;
+  run_transform(st, coefficients, scratch.data(), stream);
 
-  // 2. Coset evaluations of A, B and C.
-  transform_request evaluate = to_coset;
+  // 2. Coset evaluations of A and B.
+  transform_request evaluate;
+  evaluate.batch = 2;
+  evaluate.data[0] = d_a;
+  evaluate.data[1] = d_b;
   evaluate.direction = &st.forward;
-  evaluate.post = detail::ntt_post::none;
-  evaluate.post_lo = evaluate.post_hi = nullptr;
   run_transform(st, evaluate, scratch.data(), stream);
 
-  // 3. h = (a*b - c) / (g^n - 1) on the coset (the product formed as the first pass loads it),
-  //    back to coefficients: the last pass multiplies output k by g^-k / (n (g^n - 1)).
+  // 3. A_c * B_c (formed as the first pass loads it) back to coefficients: the last pass
+  //    multiplies output k by g^-k / (n (g^n - 1)) and subtracts C's scaled coefficient k.
   transform_request quotient;
   quotient.batch = 1;
   quotient.data[0] = d_a;
   quotient.direction = &st.inverse;
-  quotient.pre = detail::ntt_pre::quotient;
+  quotient.pre = detail::ntt_pre::product;
   quotient.src_b = d_b;
-  quotient.src_c = d_c;
-  quotient.post = detail::ntt_post::coset;
-  quotient.post_lo = st.coset_inv_lo;
-  quotient.post_hi = st.coset_inv_hi_quotient;
+  quotient.post[0].kind = detail::ntt_post::coset_minus;
+  quotient.post[0].lo = st.coset_inv_lo;
+  quotient.post[0].hi = st.coset_inv_hi_quotient;
+  quotient.post[0].sub = d_c;
   run_transform(st, quotient, scratch.data(), stream);
 }
 

@@ -2,8 +2,9 @@
 // the lines of its block into shared memory (applying the fused first-pass step), runs the
 // decimation-in-frequency butterflies of a DFT of size 2^bits over each line (two radix-2 levels
 // per step, in registers), and stores the outputs in natural order within the line, multiplied by
-// the six-step twiddle (earlier passes) or by the fused last-pass scaling. Index arithmetic lives
-// in ntt_schedule.hpp.
+// the six-step twiddle (earlier passes: one multiplication by a boundary-table entry, or lo * hi
+// where the plan keeps no table) or by the fused last-pass step. Index arithmetic lives in
+// ntt_schedule.hpp.
 #include <coprove/cuda/detail/ntt_launch.hpp>
 #include <coprove/cuda/error.hpp>
 #include <coprove/cuda/fr_device.cuh>
@@ -65,13 +66,9 @@ __global__ void __launch_bounds__(threads_per_block, 3) ntt_pass_kernel(const nt
         case ntt_pre::coset:
           v = fr_load(src + pos) * power_from_tables(args.pre_lo, args.pre_hi, args.split, pos);
           break;
-        case ntt_pre::quotient: {
-          const fr_device a = fr_load(src + pos);
-          const fr_device b = fr_load(static_cast<const fr_device*>(args.src_b) + pos);
-          const fr_device c = fr_load(static_cast<const fr_device*>(args.src_c) + pos);
-          v = a * b - c;
+        case ntt_pre::product:
+          v = fr_load(src + pos) * fr_load(static_cast<const fr_device*>(args.src_b) + pos);
           break;
-        }
         default:
           v = fr_load(src + pos);
           break;
@@ -84,13 +81,14 @@ __global__ void __launch_bounds__(threads_per_block, 3) ntt_pass_kernel(const nt
   // Decimation in frequency: natural order in, bit-reversed order out within each line. Two levels
   // per step: a thread holds the four elements t + {0, q, 2q, 3q} in registers, runs level L on the
   // pairs q * {(0, 2), (1, 3)} and level L + 1 on q * {(0, 1), (2, 3)}: the same operations as two
-  // radix-2 levels, with half the shared-memory round trips and barriers. An odd level count
-  // leaves the last level (half 1, no twiddle) alone.
+  // radix-2 levels, with half the shared-memory round trips and barriers. An even level count ends
+  // with the step q == 1, whose twiddles are all 1 but one constant (its own loop, so the general
+  // step keeps its registers); an odd count ends with the last level (half 1, no twiddle) alone.
   {
     const fr_device* roots = static_cast<const fr_device*>(args.tables.roots);
     const unsigned roots_shift = args.tables.roots_log - bits;
     unsigned level = 0;
-    for (; level + 1 < bits; level += 2) {
+    for (; level + 2 < bits; level += 2) {
       const unsigned log_q = bits - 2 - level;
       const std::uint32_t q = 1u << log_q;
       const std::uint32_t groups = elements >> 2;
@@ -112,6 +110,8 @@ __global__ void __launch_bounds__(threads_per_block, 3) ntt_pass_kernel(const nt
         const fr_device y3 = (x1 - x3) * fr_load_ldg(roots + (((j + q) << level) << roots_shift));
         fr_device z1 = y0 - y1;
         fr_device z3 = y2 - y3;
+        // Always true here (q == 1 has its own step below); written as a test because ptxas then
+        // spills 8 bytes instead of 24.
         if (log_q != 0) {
           const fr_device w = fr_load_ldg(roots + ((j << (level + 1)) << roots_shift));
           z1 = z1 * w;
@@ -124,7 +124,31 @@ __global__ void __launch_bounds__(threads_per_block, 3) ntt_pass_kernel(const nt
       }
       __syncthreads();
     }
-    if (level < bits) {
+    if (level + 2 == bits) {
+      // The last two levels with q == 1: a thread's four elements are consecutive, j == 0, so the
+      // twiddles of y2, z1 and z3 are 1 and y3's is one constant, w_4 (one multiplication per four
+      // elements instead of two).
+      const fr_device w4 = fr_load_ldg(roots + ((1u << level) << roots_shift));
+      const std::uint32_t groups = elements >> 2;
+      const std::uint32_t group_mask = (len >> 2) - 1u;
+#pragma unroll 1
+      for (std::uint32_t b = threadIdx.x; b < groups; b += blockDim.x) {
+        fr_device* p = lines + (b >> (bits - 2)) * pitch + ((b & group_mask) << 2);
+        const fr_device x0 = fr_load(p);
+        const fr_device x1 = fr_load(p + 1);
+        const fr_device x2 = fr_load(p + 2);
+        const fr_device x3 = fr_load(p + 3);
+        const fr_device y0 = x0 + x2;
+        const fr_device y1 = x1 + x3;
+        const fr_device y2 = x0 - x2;
+        const fr_device y3 = (x1 - x3) * w4;
+        fr_store(p, y0 + y1);
+        fr_store(p + 1, y0 - y1);
+        fr_store(p + 2, y2 + y3);
+        fr_store(p + 3, y2 - y3);
+      }
+      __syncthreads();
+    } else if (level < bits) {
       const std::uint32_t butterflies = elements >> 1;
       const std::uint32_t half_len_mask = (len >> 1) - 1u;
       for (std::uint32_t b = threadIdx.x; b < butterflies; b += blockDim.x) {
@@ -144,7 +168,8 @@ __global__ void __launch_bounds__(threads_per_block, 3) ntt_pass_kernel(const nt
   // six-step twiddle and keep the line's positions; the last pass writes natural order.
   {
     fr_device* dst = static_cast<fr_device*>(args.dst[vec]);
-    const fr_device scale = to_device(args.scale);
+    const ntt_post_step& post = args.post[vec];
+    const fr_device* boundary = static_cast<const fr_device*>(args.boundary);
     // Earlier passes: consecutive lines are consecutive columns. The last pass of several: its
     // lines differ in the digit that lands lowest in the output. A single pass: one line.
     const bool line_fastest = !(shape.last && shape.passes == 1);
@@ -161,18 +186,26 @@ __global__ void __launch_bounds__(threads_per_block, 3) ntt_pass_kernel(const nt
       const std::uint32_t slot = __brev(k) >> (32 - bits);
       fr_device v = fr_load(lines + g * pitch + slot);
       if (!shape.last) {
-        const std::uint32_t e = shape.twiddle_exponent(line, k);
-        if (e != 0)
-          v = v * power_from_tables(args.tables.twiddle_lo, args.tables.twiddle_hi, args.split, e);
+        if (boundary != nullptr) {
+          v = v * fr_load_ldg(boundary + shape.boundary_index(line, k));
+        } else {
+          const std::uint32_t e = shape.twiddle_exponent(line, k);
+          if (e != 0)
+            v = v * power_from_tables(args.tables.twiddle_lo, args.tables.twiddle_hi, args.split, e);
+        }
         fr_store(dst + shape.position(line, k), v);
       } else {
         const std::uint32_t index = shape.output_index(line, k);
-        switch (args.post) {
+        switch (post.kind) {
           case ntt_post::scale:
-            v = v * scale;
+            v = v * to_device(post.scale);
             break;
           case ntt_post::coset:
-            v = v * power_from_tables(args.post_lo, args.post_hi, args.split, index);
+            v = v * power_from_tables(post.lo, post.hi, args.split, index);
+            break;
+          case ntt_post::coset_minus:
+            v = v * power_from_tables(post.lo, post.hi, args.split, index) -
+                fr_load(static_cast<const fr_device*>(post.sub) + index);
             break;
           default:
             break;

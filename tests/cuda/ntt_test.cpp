@@ -84,8 +84,10 @@ std::uint32_t bit_reverse(std::uint32_t x, unsigned bits) {
 }
 
 /// Runs the passes of the schedule over `data` exactly as the kernel orders them (same lines,
-/// same butterflies, same table indexing), with omega = `omega`; no fused steps.
-void model_transform(std::vector<fr>& data, const fr& omega) {
+/// same butterflies, same table indexing), with omega = `omega`; no fused steps. Counts in
+/// boundary_mismatches the boundary-table entries (as the plan builds them) that differ from the
+/// twiddle formed from the lo/hi halves.
+void model_transform(std::vector<fr>& data, const fr& omega, std::size_t& boundary_mismatches) {
   const std::size_t n = data.size();
   unsigned log_n = 0;
   while ((std::size_t{1} << log_n) < n) ++log_n;
@@ -103,6 +105,18 @@ void model_transform(std::vector<fr>& data, const fr& omega) {
     const std::uint32_t len = 1u << shape.bits;
     const std::uint32_t lines = 1u << shape.log_lines;
     std::vector<fr> x(len);
+    // The boundary table as the plan builds it: entry boundary_index(col, k) = (omega^(k << hi))^col.
+    std::vector<fr> boundary(shape.last ? 0 : shape.boundary_entries());
+    if (!shape.last) {
+      for (std::uint32_t k = 0; k < len; ++k) {
+        const fr step = omega.pow(std::uint64_t{k} << shape.hi);
+        fr w = fr::one();
+        for (std::uint32_t col = 0; col < (1u << shape.lo); ++col) {
+          boundary[shape.boundary_index(col, k)] = w;
+          w *= step;
+        }
+      }
+    }
     for (std::uint32_t block = 0; block < shape.blocks(); ++block) {
       for (std::uint32_t g = 0; g < lines; ++g) {
         const std::uint32_t line = shape.line_of(block, g);
@@ -124,7 +138,11 @@ void model_transform(std::vector<fr>& data, const fr& omega) {
           fr v = x[bit_reverse(k, shape.bits)];
           if (!shape.last) {
             const std::uint32_t e = shape.twiddle_exponent(line, k);
-            v *= tw_lo[e & ((1u << split) - 1u)] * tw_hi[e >> split];
+            const fr from_halves = tw_lo[e & ((1u << split) - 1u)] * tw_hi[e >> split];
+            // The boundary table, looked up where the kernel looks, holds the same twiddle.
+            const std::uint32_t index = shape.boundary_index(line, k);
+            if (index >= boundary.size() || boundary[index] != from_halves) ++boundary_mismatches;
+            v *= from_halves;
             out[shape.position(line, k)] = v;
           } else {
             out[shape.output_index(line, k)] = v;
@@ -139,7 +157,7 @@ void model_transform(std::vector<fr>& data, const fr& omega) {
 
 }  // namespace
 
-TEST_CASE("the NTT pass schedule covers every level once and stays within a block", "[cuda][ntt][cpu]") {
+TEST_CASE("the NTT pass schedule covers every level once, stays within a block and prefers even digits", "[cuda][ntt][cpu]") {
   for (unsigned log_n = 1; log_n <= 30; ++log_n) {
     const auto s = detail::ntt_schedule::make(log_n);
     unsigned total = 0;
@@ -153,20 +171,29 @@ TEST_CASE("the NTT pass schedule covers every level once and stays within a bloc
     }
     CHECK(total == log_n);
     CHECK(s.passes <= detail::ntt_max_passes);
+    unsigned odd = 0;
+    for (unsigned p = 0; p < s.passes; ++p) {
+      odd += s.bits[p] % 2;
+      if (p > 0) CHECK(s.bits[p] <= s.bits[p - 1]);
+    }
+    // Even digits where possible: an odd size needs one odd digit; 22 = 11 + 11 cannot do better.
+    CHECK(odd <= (log_n == 22 ? 2u : log_n % 2));
   }
 }
 
 TEST_CASE("the NTT passes modelled on the host equal the CPU transforms", "[cuda][ntt][cpu]") {
-  for (unsigned log_n : {1u, 2u, 3u, 5u, 8u, 11u, 12u, 13u, 15u, 17u}) {
+  for (unsigned log_n : {1u, 2u, 3u, 5u, 8u, 11u, 12u, 13u, 14u, 15u, 17u, 18u}) {
     CAPTURE(log_n);
     const coprove::prover::evaluation_domain domain(std::size_t{1} << log_n);
     const auto input = random_elements(domain.size(), fresh_seed());
     auto want = input;
     coprove::prover::ntt(want, domain);
     auto got = input;
-    model_transform(got, domain.omega());
+    std::size_t boundary_mismatches = 0;
+    model_transform(got, domain.omega(), boundary_mismatches);
     INFO(differences(got, want));
     CHECK(got == want);
+    CHECK(boundary_mismatches == 0);
   }
 }
 
@@ -176,9 +203,11 @@ TEST_CASE("the three-pass NTT schedule modelled on the host equals the CPU trans
   auto want = input;
   coprove::prover::ntt(want, domain);
   auto got = input;
-  model_transform(got, domain.omega());
+  std::size_t boundary_mismatches = 0;
+  model_transform(got, domain.omega(), boundary_mismatches);
   INFO(differences(got, want));
   CHECK(got == want);
+  CHECK(boundary_mismatches == 0);
 }
 
 TEST_CASE("an NTT plan refuses sizes and devices it cannot serve", "[cuda][ntt][cpu]") {
@@ -339,14 +368,31 @@ TEST_CASE("GPU Fr addition, subtraction and multiplication equal the CPU's", "[c
 
 TEST_CASE("GPU NTTs equal the CPU transforms bit for bit", "[cuda][ntt][gpu]") {
   if (!have_gpu()) FAIL("no CUDA device");
-  for (unsigned log_n : {1u, 2u, 5u, 10u, 11u, 12u, 13u, 16u, 20u}) {
+  for (unsigned log_n : {1u, 2u, 5u, 10u, 11u, 12u, 13u, 14u, 16u, 18u, 20u}) {
     for (op which : {op::forward, op::inverse, op::coset_forward, op::coset_inverse}) check_transform(log_n, which);
   }
 }
 
 TEST_CASE("the GPU quotient equals the CPU quotient bit for bit", "[cuda][ntt][quotient][gpu]") {
   if (!have_gpu()) FAIL("no CUDA device");
-  for (unsigned log_n : {1u, 3u, 10u, 11u, 12u, 16u, 20u}) check_quotient(log_n);
+  for (unsigned log_n : {1u, 3u, 10u, 11u, 12u, 14u, 16u, 18u, 20u}) check_quotient(log_n);
+}
+
+TEST_CASE("GPU NTTs and the quotient without boundary tables equal the CPU's", "[cuda][ntt][quotient][gpu]") {
+  if (!have_gpu()) FAIL("no CUDA device");
+  // Plans built now form every boundary twiddle as lo * hi and apply 1/n in the last pass, as
+  // plans above 2^26 do.
+  struct restore {
+    ~restore() { detail::set_ntt_boundary_table_max_log(detail::ntt_default_boundary_table_max_log); }
+  } restore_limit;
+  const std::size_t n17_bytes = (std::size_t{1} << 17) * sizeof(fr);
+  CHECK(coprove::cuda::ntt_plan(17, 0).table_bytes() > n17_bytes);  // pass 0's table: n entries
+  detail::set_ntt_boundary_table_max_log(0);
+  CHECK(coprove::cuda::ntt_plan(17, 0).table_bytes() < n17_bytes);
+  for (unsigned log_n : {12u, 17u}) {
+    for (op which : {op::forward, op::inverse, op::coset_forward, op::coset_inverse}) check_transform(log_n, which);
+    check_quotient(log_n);
+  }
 }
 
 TEST_CASE("GPU NTTs and the quotient at 2^23 and 2^24 equal the CPU's", "[cuda][ntt][quotient][gpu][slow]") {
@@ -355,6 +401,12 @@ TEST_CASE("GPU NTTs and the quotient at 2^23 and 2^24 equal the CPU's", "[cuda][
     for (op which : {op::forward, op::inverse, op::coset_forward, op::coset_inverse}) check_transform(log_n, which);
     check_quotient(log_n);
   }
+}
+
+TEST_CASE("the GPU forward NTT and quotient at 2^26 equal the CPU's", "[cuda][ntt][quotient][gpu][slow]") {
+  if (!have_gpu()) FAIL("no CUDA device");
+  check_transform(26, op::forward);
+  check_quotient(26);
 }
 
 TEST_CASE("GPU transforms refuse null and foreign buffers", "[cuda][ntt][gpu]") {

@@ -122,6 +122,47 @@ TEST_CASE("compute_quotient equals intt, coset_ntt, pointwise division and coset
   }
 }
 
+/// The textbook seven-transform quotient from the public transforms: intt and coset_ntt of a, b
+/// and c, (A_c * B_c - C_c) / (g^n - 1) pointwise, coset_intt.
+std::vector<fr> seven_transform_quotient(std::vector<fr> a, std::vector<fr> b, std::vector<fr> c,
+                                         const evaluation_domain& domain) {
+  for (auto* v : {&a, &b, &c}) {
+    intt(*v, domain);
+    coset_ntt(*v, domain);
+  }
+  const fr z_inv = domain.vanishing_on_coset_inv();
+  for (std::size_t i = 0; i < domain.size(); ++i) a[i] = (a[i] * b[i] - c[i]) * z_inv;
+  coset_intt(a, domain);
+  return a;
+}
+
+TEST_CASE("the six-transform quotient equals the seven-transform sequence with and without a*b == c",
+          "[prover][quotient][cpu]") {
+  for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{4}, std::size_t{32}, std::size_t{1} << 10,
+                        std::size_t{1} << 14}) {
+    CAPTURE(n);
+    const evaluation_domain domain(n);
+    std::mt19937_64 gen(1000 + n);
+    const auto a = random_vector(n, gen), b = random_vector(n, gen);
+    // Unsatisfied: c independent of a*b (checked, so the case cannot silently become divisible).
+    const auto c_random = random_vector(n, gen);
+    bool unsatisfied = false;
+    for (std::size_t i = 0; i < n; ++i) unsatisfied = unsatisfied || a[i] * b[i] != c_random[i];
+    REQUIRE(unsatisfied);
+    // Satisfied except at one row, and fully satisfied.
+    std::vector<fr> c_product(n);
+    for (std::size_t i = 0; i < n; ++i) c_product[i] = a[i] * b[i];
+    auto c_one_off = c_product;
+    c_one_off[n / 2] += fr::one();
+    const std::vector<const std::vector<fr>*> cs{&c_random, &c_one_off, &c_product};
+    for (const std::vector<fr>* c : cs) {
+      std::vector<fr> h(n, fr::from_uint64(99));
+      compute_quotient(a, b, *c, h, domain);
+      CHECK(h == seven_transform_quotient(a, b, *c, domain));
+    }
+  }
+}
+
 TEST_CASE("compute_quotient refuses wrong lengths and an output that overlaps an input",
           "[prover][quotient][cpu]") {
   const evaluation_domain domain(16);

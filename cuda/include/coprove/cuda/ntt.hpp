@@ -7,8 +7,8 @@
 // A transform of 2^k elements runs as ceil(k / 11) passes over device memory (the six-step
 // decomposition: each pass does up to 11 butterfly levels in shared memory), so no pass ever
 // permutes bits on its own; the coset scaling, the 1/n factor and the pointwise step of the
-// quotient are fused into the first or last pass. Passes go through a scratch buffer the plan
-// allocates stream-ordered from its own memory pool.
+// quotient are fused into the first or last pass or into the tables. Passes go through a scratch
+// buffer the plan allocates stream-ordered from its own memory pool.
 #pragma once
 
 #include <coprove/prover/fr.hpp>
@@ -26,7 +26,9 @@ struct ntt_plan_state;
 
 /// Everything one transform size needs on one device: twiddle and coset tables resident in device
 /// memory, and a memory pool for the scratch buffers of the passes. Immutable after construction,
-/// so one plan may serve several streams at once.
+/// so one plan may serve several streams at once. Up to 2^26 elements the tables include the
+/// boundary twiddles of every pass but the last, per direction: about 2n elements in all (64 n
+/// bytes: 1 GiB at 2^24), built on the host at construction.
 class ntt_plan {
  public:
   /// Smallest and largest log2 of the transform size.
@@ -74,9 +76,10 @@ void coset_ntt_async(const ntt_plan& plan, prover::fr* d_data, cudaStream_t stre
 /// Evaluations on the coset g * omega^i -> coefficients, in place.
 void coset_intt_async(const ntt_plan& plan, prover::fr* d_data, cudaStream_t stream);
 
-/// The Groth16 quotient, as prover::compute_quotient: from the evaluations a, b, c on the domain,
-/// leaves in d_a the coefficients (natural order) of (A*B - C) / (X^n - 1) computed on the coset;
-/// d_b and d_c are overwritten (they end up holding the coset evaluations of B and C). The three
+/// The Groth16 quotient, as prover::compute_quotient (bit for bit): from the evaluations a, b, c on
+/// the domain, leaves in d_a the coefficients (natural order) of (A*B - C) / (X^n - 1) computed on
+/// the coset, in six transforms (C is never evaluated on the coset). d_b and d_c are overwritten
+/// (they end up holding B's coset evaluations and C's coefficients divided by g^n - 1). The three
 /// buffers must not overlap.
 void quotient_async(const ntt_plan& plan, prover::fr* d_a, prover::fr* d_b, prover::fr* d_c,
                     cudaStream_t stream);

@@ -14,20 +14,30 @@ namespace coprove::cuda::detail {
 /// What the first pass does to each element as it loads it.
 enum class ntt_pre : int {
   none,
-  coset,     // x[j] *= lo[j & mask] * hi[j >> split]   (g^j: coefficients onto the coset)
-  quotient,  // x[j] = a[j] * b[j] - c[j]              (src = a, src_b = b, src_c = c)
+  coset,    // x[j] *= lo[j & mask] * hi[j >> split]   (g^j: coefficients onto the coset)
+  product,  // x[j] = a[j] * b[j]                      (src = a, src_b = b)
 };
 
 /// What the last pass does to each output before it stores it.
 enum class ntt_post : int {
   none,
-  scale,  // X[k] *= scale
-  coset,  // X[k] *= lo[k & mask] * hi[k >> split]
+  scale,        // X[k] *= scale
+  coset,        // X[k] *= lo[k & mask] * hi[k >> split]
+  coset_minus,  // X[k] = X[k] * lo[k & mask] * hi[k >> split] - sub[k]
 };
 
 /// An Fr constant in Montgomery form, the bytes of prover::fr.
 struct ntt_constant {
   std::uint32_t limbs[8];
+};
+
+/// The last pass's step for one vector of a batch.
+struct ntt_post_step {
+  ntt_post kind = ntt_post::none;
+  const void* lo = nullptr;
+  const void* hi = nullptr;
+  const void* sub = nullptr;  // coset_minus: plan.size() elements, natural order
+  ntt_constant scale{};
 };
 
 /// Tables a transform direction needs (device pointers to Fr elements).
@@ -36,6 +46,10 @@ struct ntt_direction_tables {
   unsigned roots_log = 0;
   const void* twiddle_lo = nullptr;  // w_n^e for e < 2^split
   const void* twiddle_hi = nullptr;  // w_n^(e << split) for e < 2^(log_n - split)
+  /// Per pass but the last: the boundary (six-step) twiddles, entry boundary_index(line, K) =
+  /// w_n^twiddle_exponent(line, K) (pass 0 of the inverse: times 1/n), so a twiddle costs one
+  /// multiplication; null where the plan keeps no table (then lo * hi, two multiplications).
+  const void* boundary[ntt_max_passes - 1] = {};
 };
 
 /// One pass over up to three vectors at once (blockIdx.y picks the vector).
@@ -44,18 +58,21 @@ struct ntt_pass_args {
   unsigned batch = 1;
   const void* src[3] = {};
   void* dst[3] = {};
-  const void* src_b = nullptr;  // ntt_pre::quotient only
-  const void* src_c = nullptr;
+  const void* src_b = nullptr;  // ntt_pre::product only (batch 1)
   ntt_direction_tables tables{};
+  const void* boundary = nullptr;  // this pass's boundary table (not the last pass; may be null)
   unsigned split = 0;  // the lo/hi split of every exponent table
   ntt_pre pre = ntt_pre::none;
   const void* pre_lo = nullptr;
   const void* pre_hi = nullptr;
-  ntt_post post = ntt_post::none;
-  const void* post_lo = nullptr;
-  const void* post_hi = nullptr;
-  ntt_constant scale{};
+  ntt_post_step post[3] = {};  // per vector
 };
+
+/// Plans of up to 2^this elements keep boundary tables (the default; above it lo * hi).
+inline constexpr unsigned ntt_default_boundary_table_max_log = 26;
+/// Sets that limit for plans built from now on (process-wide): lets the tests run the lo * hi
+/// path, and the unscaled inverse tables that go with it, at small sizes.
+void set_ntt_boundary_table_max_log(unsigned log_n) noexcept;
 
 /// Shared memory one block of this pass uses.
 std::size_t ntt_pass_shared_bytes(const ntt_pass_shape& shape) noexcept;

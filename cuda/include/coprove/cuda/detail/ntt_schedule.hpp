@@ -67,6 +67,16 @@ struct ntt_pass_shape {
     return (col * k) << hi;
   }
 
+  /// Entries of the boundary table of this pass (not the last): one per (output K, column).
+  COPROVE_NTT_HD std::uint32_t boundary_entries() const { return 1u << (bits + lo); }
+
+  /// Index of output K of `line` in the pass's boundary table, whose entry there is
+  /// w_n^twiddle_exponent(line, K) (times a constant factor the plan may fold in). Consecutive
+  /// columns are consecutive entries, as consecutive lines are consecutive threads in the store.
+  COPROVE_NTT_HD std::uint32_t boundary_index(std::uint32_t line, std::uint32_t k) const {
+    return (k << lo) | (line & ((1u << lo) - 1u));
+  }
+
   /// Natural output index of output K of `line` (last pass only; there lo == 0 and line == row).
   COPROVE_NTT_HD std::uint32_t output_index(std::uint32_t line, std::uint32_t k) const {
     std::uint32_t out = k << hi;
@@ -82,7 +92,9 @@ struct ntt_pass_shape {
 };
 
 /// The passes of a transform of 2^log_n elements (1 <= log_n <= 30): ceil(log_n / 11) passes,
-/// bits spread evenly, larger digits first.
+/// bits spread evenly but even where possible (a pass of even bits ends with the radix-4 step of
+/// q == 1, whose twiddles are all 1 but one constant: 2^26 is 10/8/8, not 9/9/8), larger digits
+/// first.
 struct ntt_schedule {
   unsigned log_n = 0;
   unsigned passes = 0;
@@ -93,6 +105,26 @@ struct ntt_schedule {
     s.log_n = log_n;
     s.passes = (log_n + ntt_max_pass_bits - 1) / ntt_max_pass_bits;
     for (unsigned p = 0; p < s.passes; ++p) s.bits[p] = log_n / s.passes + (p < log_n % s.passes ? 1u : 0u);
+    // Two odd digits become two even ones (one bit moves from the later to the earlier) while the
+    // earlier stays within a block.
+    for (;;) {
+      unsigned first = s.passes, second = s.passes;
+      for (unsigned p = 0; p < s.passes; ++p) {
+        if (s.bits[p] % 2 == 0) continue;
+        if (first == s.passes) first = p;
+        else if (second == s.passes) second = p;
+      }
+      if (second == s.passes || s.bits[first] + 1 > ntt_max_pass_bits) break;
+      ++s.bits[first];
+      --s.bits[second];
+    }
+    for (unsigned p = 0; p < s.passes; ++p)  // larger digits first
+      for (unsigned q = p + 1; q < s.passes; ++q)
+        if (s.bits[q] > s.bits[p]) {
+          const unsigned t = s.bits[p];
+          s.bits[p] = s.bits[q];
+          s.bits[q] = t;
+        }
     return s;
   }
 
