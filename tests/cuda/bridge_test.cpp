@@ -1,6 +1,8 @@
 // The completion bridge on a GPU: every strategy delivers 10,000 completions in order with none
-// lost or doubled, refuses a stream being captured, and fails (never hangs) on a device fault. The
-// fault ruins the CUDA context, so it runs in a child process (this executable, a hidden test).
+// lost or doubled (also with an io thread that polls the bridge while it spins), refuses a stream
+// being captured, lets a waiter be cancelled and still drains, and fails (never hangs) on a device
+// fault. The fault ruins the CUDA context, so it runs in a child process (this executable, a
+// hidden test).
 #include "coprove/cuda/completion_bridge.hpp"
 
 #include "coprove/cuda/device.hpp"
@@ -8,8 +10,12 @@
 #include "coprove/cuda/event.hpp"
 #include "coprove/cuda/stream.hpp"
 #include "coprove/runtime/metrics.hpp"
+#include "coprove/runtime/spin_runner.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 
@@ -17,6 +23,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,9 +34,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const completion_bridge::strategy all_strategies[] = {completion_bridge::strategy::host_func,
-                                                      completion_bridge::strategy::event_poller,
-                                                      completion_bridge::strategy::mapped_flag};
+const completion_bridge::strategy all_strategies[] = {
+    completion_bridge::strategy::host_func, completion_bridge::strategy::event_poller,
+    completion_bridge::strategy::mapped_flag, completion_bridge::strategy::stream_write};
 
 template <class Pred>
 void run_until(asio::io_context& ioc, Pred done, std::chrono::seconds limit = 60s) {
@@ -64,9 +71,31 @@ TEST_CASE("stream and event wrappers record and observe completion", "[gpu][brid
   CHECK(s.get() == nullptr);
 }
 
+TEST_CASE("stream_write runs where the device has 64-bit stream memory operations, else it is refused",
+          "[gpu][bridge]") {
+  if (completion_bridge::supported(completion_bridge::strategy::stream_write)) {
+    completion_bridge bridge(completion_bridge::strategy::stream_write);
+    CHECK(bridge.get_strategy() == completion_bridge::strategy::stream_write);
+  } else {
+    try {
+      completion_bridge bridge(completion_bridge::strategy::stream_write);
+      FAIL("an unsupported stream_write bridge was built");
+    } catch (const coprove::cuda::cuda_error& e) {
+      CHECK(e.status() == cudaErrorNotSupported);
+      CHECK(std::string(e.what()).find("stream memory operations") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("each bridge strategy delivers 10,000 completions in order, none lost or doubled", "[gpu][bridge]") {
   const auto strategy = GENERATE(from_range(std::begin(all_strategies), std::end(all_strategies)));
-  INFO("strategy " << coprove::cuda::to_string(strategy));
+  // true: the handlers' io thread runs run_spinning and polls the bridge itself while it spins.
+  const bool io_polls = GENERATE(false, true);
+  INFO("strategy " << coprove::cuda::to_string(strategy) << (io_polls ? ", io thread polls the bridge" : ""));
+  if (!completion_bridge::supported(strategy)) {
+    WARN("not supported on this device: " << coprove::cuda::to_string(strategy));
+    return;
+  }
   auto& double_sets = coprove::runtime::registry::global().get_counter("coprove_completion_signal_double_set_total", "");
   const auto doubles_before = double_sets.value();
 
@@ -93,9 +122,28 @@ TEST_CASE("each bridge strategy delivers 10,000 completions in order, none lost 
       seen[lane].push_back(i);
     }));
   }
-  run_until(ioc, [&] { return seen[0].size() + seen[1].size() >= static_cast<std::size_t>(total); });
-  ioc.restart();
-  ioc.poll();  // a doubled completion would show up here
+  coprove::runtime::spin_stats stats;
+  if (io_polls) {
+    // The waiters are already queued on the signals; the io thread both polls the bridge and runs
+    // them. Delay kernels outlast its 100 us window now and then, so both threads deliver.
+    auto work = asio::make_work_guard(ioc);
+    std::thread io_thread([&] {
+      coprove::runtime::run_spinning(ioc, coprove::runtime::default_spin_window, stats, &bridge.as_spin_source());
+    });
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (bridge.in_flight() != 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+    std::promise<void> drained;
+    asio::post(ioc, [&] { drained.set_value(); });  // after every waiter posted so far
+    drained.get_future().wait_for(10s);
+    ioc.stop();
+    io_thread.join();
+    ioc.restart();
+    ioc.poll();  // a doubled completion would show up here
+  } else {
+    run_until(ioc, [&] { return seen[0].size() + seen[1].size() >= static_cast<std::size_t>(total); });
+    ioc.restart();
+    ioc.poll();  // a doubled completion would show up here
+  }
   CHECK(errors == 0);
   CHECK(seen[0].size() + seen[1].size() == static_cast<std::size_t>(total));
   for (int lane = 0; lane < 2; ++lane)
@@ -105,6 +153,46 @@ TEST_CASE("each bridge strategy delivers 10,000 completions in order, none lost 
   CHECK(std::count(times_completed.begin(), times_completed.end(), 1) == total);
   CHECK(double_sets.value() == doubles_before);
   CHECK(bridge.in_flight() == 0);
+  if (io_polls && strategy != completion_bridge::strategy::host_func) {
+    UNSCOPED_INFO("completions found by the io thread: " << stats.source_completions);
+    CHECK(stats.source_completions <= static_cast<std::uint64_t>(total));
+  }
+}
+
+TEST_CASE("a cancelled wait leaves at once; the bridge still sets its signal and drains", "[gpu][bridge]") {
+  const auto strategy = GENERATE(from_range(std::begin(all_strategies), std::end(all_strategies)));
+  INFO("strategy " << coprove::cuda::to_string(strategy));
+  if (!completion_bridge::supported(strategy)) {
+    WARN("not supported on this device: " << coprove::cuda::to_string(strategy));
+    return;
+  }
+  completion_bridge bridge(strategy);
+  coprove::cuda::stream s;
+  asio::io_context ioc;
+  REQUIRE(coprove::cuda::launch_delay_kernel(s.get(), 20'000'000) == cudaSuccess);  // 20 ms
+  coprove::runtime::completion_signal done;
+  bridge.signal_when_done(s.get(), done);
+  CHECK(bridge.in_flight() == 1);
+  asio::cancellation_signal cancel;
+  bool completed = false;
+  std::error_code result;
+  done.async_wait(asio::bind_cancellation_slot(cancel.slot(), asio::bind_executor(ioc, [&](std::error_code ec) {
+                                                 completed = true;
+                                                 result = ec;
+                                               })));
+  cancel.emit(asio::cancellation_type::terminal);
+  run_until(ioc, [&] { return completed; });
+  CHECK(result == std::errc::operation_canceled);
+  CHECK_FALSE(done.is_set());  // the GPU is still busy
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (!done.is_set() && std::chrono::steady_clock::now() < deadline) {
+    bridge.poll();  // any thread may poll; the poller thread would set it too
+    std::this_thread::sleep_for(100us);
+  }
+  REQUIRE(done.is_set());
+  CHECK_FALSE(done.result());
+  CHECK(bridge.in_flight() == 0);
+  CHECK(s.ready());
 }
 
 TEST_CASE("the bridge refuses a stream that is being captured", "[gpu][bridge]") {

@@ -209,3 +209,98 @@ TEST_CASE("an exception from a handler leaves run_spinning, which a later call c
   CHECK(run_spinning(io, forever) == 1);
   CHECK(ran == 2);
 }
+
+namespace {
+
+// A stand-in for the completion bridge: `pending` completions in flight, of which the test makes
+// some ready; poll_ready() finishes the ready ones by posting a handler to the io_context (as a
+// completion_signal posts its waiter) and records the thread it ran on.
+class fake_source final : public coprove::runtime::spin_source {
+ public:
+  explicit fake_source(asio::io_context& io) : io_(io) {}
+  bool busy() const noexcept override { return pending.load() != 0; }
+  std::size_t poll_ready() noexcept override {
+    ++polls;
+    last_poller = std::this_thread::get_id();
+    std::size_t done = 0;
+    for (int r = ready.load(); r > 0; r = ready.load()) {
+      if (!ready.compare_exchange_weak(r, r - 1)) continue;
+      --pending;
+      ++done;
+      asio::post(io_, [this] { ++delivered; });
+    }
+    return done;
+  }
+
+  std::atomic<int> pending{0};
+  std::atomic<int> ready{0};
+  std::atomic<std::uint64_t> polls{0};
+  std::atomic<int> delivered{0};  // written on the io thread
+  std::thread::id last_poller;    // written by the poller; read after it stopped
+
+ private:
+  asio::io_context& io_;
+};
+
+}  // namespace
+
+TEST_CASE("run_spinning finishes a busy spin_source's work on its own thread within the window",
+          "[runtime][spin_runner][cpu]") {
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  fake_source source(io);
+  spin_stats stats;
+  std::thread runner([&] { run_spinning(io, forever, stats, &source); });
+  constexpr int completions = 100;
+  for (int i = 0; i < completions; ++i) {
+    // As a coroutine would: start the work from the io thread, then it completes elsewhere.
+    run_on(io, [&] { ++source.pending; });
+    ++source.ready;
+    while (source.pending.load() != 0) std::this_thread::yield();
+  }
+  run_on(io, [] {});  // every delivery posted before this one has run
+  const std::thread::id runner_id = runner.get_id();
+  io.stop();
+  runner.join();
+  CHECK(source.delivered.load() == completions);
+  CHECK(stats.source_completions == static_cast<std::uint64_t>(completions));
+  CHECK(source.last_poller == runner_id);
+  CHECK(stats.blocking_waits == 1);  // the window never ran out: nothing woke the thread
+}
+
+TEST_CASE("run_spinning never polls a spin_source that is not busy", "[runtime][spin_runner][cpu]") {
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  fake_source source(io);
+  source.ready = 5;  // ready but not pending: not the runner's business
+  spin_stats stats;
+  std::thread runner([&] { run_spinning(io, 2000us, stats, &source); });
+  for (int i = 0; i < 20; ++i) run_on(io, [] {});
+  io.stop();
+  runner.join();
+  CHECK(source.polls.load() == 0);
+  CHECK(stats.source_completions == 0);
+  CHECK(source.ready.load() == 5);
+}
+
+TEST_CASE("after its window run_spinning blocks even while its spin_source is busy",
+          "[runtime][spin_runner][cpu]") {
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  fake_source source(io);
+  source.pending = 1;  // in flight, never ready: someone else must finish it
+  spin_stats stats;
+  std::thread runner([&] { run_spinning(io, 100us, stats, &source); });
+  run_on(io, [] {});
+  // Loose on purpose (a loaded machine): the window is 0.1 ms, so after 100 ms the runner blocks.
+  std::this_thread::sleep_for(100ms);
+  const auto polls_then = source.polls.load();
+  std::this_thread::sleep_for(50ms);
+  const auto polls_later = source.polls.load();
+  io.stop();
+  runner.join();
+  CHECK(polls_then > 0);
+  CHECK(polls_later == polls_then);
+  CHECK(stats.blocking_waits == 2);
+  CHECK(source.delivered.load() == 0);
+}

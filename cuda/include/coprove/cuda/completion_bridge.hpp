@@ -1,6 +1,11 @@
 // completion_bridge: turns "the work enqueued on this CUDA stream so far is done" into a set
 // runtime::completion_signal, which posts its waiters to their executors. The bridge never runs
 // user code on its own threads, and never blocks the caller's thread.
+//
+// A thread that spins anyway (runtime::run_spinning, the io thread) can poll the bridge itself
+// through as_spin_source(): a completion it finds is set on that thread, so a waiter bound to its
+// io_context resumes with no cross-thread post and no wake-up. The bridge's own poller thread
+// still finishes everything the spinning thread does not (it stands back while that one polls).
 #pragma once
 
 #include "coprove/runtime/completion_signal.hpp"
@@ -11,6 +16,10 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+
+namespace coprove::runtime {
+class spin_source;  // spin_runner.hpp
+}
 
 namespace coprove::cuda {
 
@@ -25,11 +34,17 @@ class completion_bridge {
     event_poller,  ///< an event recorded per call, queried by one poller thread (spin, yield, sleep)
     mapped_flag,   ///< a one-thread kernel writes a sequence number into mapped pinned memory,
                    ///< polled by the poller thread
+    stream_write,  ///< the stream itself writes the sequence number (cuStreamWriteValue64, no
+                   ///< kernel) into mapped pinned memory; refused where the device lacks 64-bit
+                   ///< stream memory operations
   };
-  /// The default, chosen by measurement on the reference H200 (bench/PINNED_NOTES.md).
-  static constexpr strategy default_strategy = strategy::event_poller;
+  /// The default, chosen by measurement on the reference H200 (bench/PINNED_NOTES.md): the lowest
+  /// p50 with every kind of io thread, and a completion found by a plain memory read.
+  static constexpr strategy default_strategy = strategy::stream_write;
 
-  /// Starts the poller thread (event_poller, mapped_flag). Throws cuda_error.
+  /// Starts the poller thread (all but host_func). Throws cuda_error; for stream_write also when a
+  /// visible device cannot run 64-bit stream memory operations (cudaErrorNotSupported, naming
+  /// the device), never falling back to another strategy.
   explicit completion_bridge(strategy s = default_strategy);
   /// Waits for the work it watches to finish or fail (so that a buffer released after a signal is
   /// never reused while the GPU still reads it), sets those signals, then stops its thread.
@@ -47,12 +62,23 @@ class completion_bridge {
   /// Signals enqueued but not yet set.
   std::size_t in_flight() const noexcept;
 
+  /// Sets, on the calling thread, the signals whose work is done (their waiters are posted, never
+  /// run inline) and returns how many. Never blocks: returns 0 when another thread is polling.
+  /// Thread-safe. host_func has nothing to poll (always 0).
+  std::size_t poll() noexcept;
+  /// This bridge as a runtime::spin_source, for runtime::run_spinning(io, spin, stats, &source):
+  /// the io thread then polls it within its spin windows. The bridge must outlive that call.
+  runtime::spin_source& as_spin_source() noexcept;
+
+  /// Whether `s` can run on every visible device (stream_write: 64-bit stream memory operations).
+  static bool supported(strategy s) noexcept;
+
  private:
   strategy strategy_;
   std::unique_ptr<detail::bridge_impl> impl_;
 };
 
-/// "host_func", "event_poller" or "mapped_flag".
+/// "host_func", "event_poller", "mapped_flag" or "stream_write".
 std::string_view to_string(completion_bridge::strategy s) noexcept;
 
 // Small kernels that measure and test the bridge (bridge_kernels.cu). Each returns the launch status.
