@@ -1,7 +1,8 @@
 // The engine: each partition is a coroutine on the control strand that acquires, in order, a GPU
 // slot (the dispatch policy), a memory reservation, pinned buffers, then synthesizes on the CPU
-// pool, waits for a device worker slot, enqueues the quotient, awaits its completion signal, and
-// reduces h to a verified evaluation record; everything is released in reverse. The engine's
+// pool, waits for a device worker slot, enqueues the quotient together with the evaluation at zeta
+// (derived from the request and the public inputs), awaits its completion signal, and checks the
+// evaluation record before returning it; everything is released in reverse. The engine's
 // state lives on the strand; a mutex guards only what status and report readers see from other
 // threads.
 #include <coprove/prover/engine.hpp>
@@ -799,6 +800,23 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       (result.pce_used ? metrics_.pce_hits : metrics_.pce_slow)->inc();
       stop_if_cancelled(co_await asio::this_coro::cancellation_state);
 
+      // zeta depends only on the request, the partition and its public inputs: the backend
+      // evaluates a, b, c and h there as part of the quotient's work.
+      const fr zeta = [&] {
+        std::vector<std::byte> transcript;
+        const std::string_view tag = "coprove.partition";
+        for (char ch : tag) transcript.push_back(static_cast<std::byte>(ch));
+        for (char ch : j->request.circuit) transcript.push_back(static_cast<std::byte>(ch));
+        append_le(transcript, j->request.log_constraints);
+        append_le(transcript, j->request.seed);
+        append_le(transcript, index);
+        for (const fr& x : synthesized.output.public_inputs) {
+          const auto bytes = x.to_bytes_le();
+          transcript.insert(transcript.end(), bytes.begin(), bytes.end());
+        }
+        return derive_zeta(transcript);
+      }();
+
       // The GPU queue, then a worker slot.
       const std::uint64_t queued = now_ns();
       {
@@ -822,7 +840,10 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
 
       runtime::completion_signal done;
       gpu_stage_timings gpu_timings;
-      const quotient_task task{a_span, b_span, c_span, h_span, j->domain.get()};
+      evaluation_values values{};
+      quotient_task task{a_span, b_span, c_span, h_span, j->domain.get()};
+      task.zeta = zeta;
+      task.values = &values;
       try {
         backend_->enqueue_quotient(worker.device, worker.slot, task, &gpu_timings, done);
       } catch (const std::exception& e) {
@@ -857,7 +878,8 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       result.timings.gpu_compute_ns = gpu_timings.compute_ns;
       result.timings.d2h_ns = gpu_timings.d2h_ns;
       {
-        // The device stages, laid end to end from when the slot started the work.
+        // The device stages, laid end to end from when the slot started the work (the evaluation's
+        // two parts, before and after the quotient kernels, are shown as one).
         const runtime::trace_lane device_lane{static_cast<std::uint32_t>(device_pid_base + worker.device),
                                               static_cast<std::uint32_t>(worker.slot)};
         std::uint64_t at = started;
@@ -867,6 +889,8 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
         }
         trace_event("quotient", "gpu", device_lane, at, at + gpu_timings.compute_ns, j, index);
         at += gpu_timings.compute_ns;
+        trace_event("evaluation", "gpu", device_lane, at, at + gpu_timings.evaluation_ns, j, index);
+        at += gpu_timings.evaluation_ns;
         if (gpu_timings.d2h_ns != 0) trace_event("d2h", "gpu", device_lane, at, at + gpu_timings.d2h_ns, j, index);
         trace_event("device", "gpu", flight_lane, started, finished, j, index);
       }
@@ -880,41 +904,10 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       }
       stop_if_cancelled(co_await asio::this_coro::cancellation_state);
 
-      // The evaluation record, on the CPU pool: zeta from the job seed, partition and inputs.
-      struct evaluated {
-        evaluation_record record;
-        bool verified = false;
-        std::uint64_t start = 0, end = 0;
-        std::uint32_t lane = 0;
-      };
-      const std::vector<fr> public_inputs = synthesized.output.public_inputs;
-      auto evaluate = [&]() {
-        evaluated e;
-        e.lane = synthesis_lane();
-        e.start = now_ns();
-        std::vector<std::byte> transcript;
-        const std::string_view tag = "coprove.partition";
-        for (char ch : tag) transcript.push_back(static_cast<std::byte>(ch));
-        for (char ch : j->request.circuit) transcript.push_back(static_cast<std::byte>(ch));
-        append_le(transcript, j->request.log_constraints);
-        append_le(transcript, j->request.seed);
-        append_le(transcript, index);
-        for (const fr& x : public_inputs) {
-          const auto bytes = x.to_bytes_le();
-          transcript.insert(transcript.end(), bytes.begin(), bytes.end());
-        }
-        const fr zeta = derive_zeta(transcript);
-        e.record = make_evaluation_record(a_span, b_span, c_span, h_span, *j->domain, zeta);
-        e.verified = verify(e.record, n);
-        e.end = now_ns();
-        return e;
-      };
-      const evaluated record = co_await run_on_cpu<evaluated>(evaluate);
-      trace_event("evaluation", "cpu", {synthesis_pid, record.lane}, record.start, record.end, j, index);
-      trace_event("evaluation", "cpu", flight_lane, record.start, record.end, j, index);
-      result.record = record.record;
-      result.verified = record.verified;
-      result.timings.evaluation_ns = record.end - record.start;
+      // The evaluation record: zeta and the backend's values, checked here before it is returned.
+      result.record = evaluation_record{task.zeta, values.a, values.b, values.c, values.h};
+      result.verified = verify(result.record, n);
+      result.timings.evaluation_ns = gpu_timings.evaluation_ns;
       if (!result.verified)
         throw partition_failure(engine_errc::verification_failed,
                                 "partition " + std::to_string(index) + " of job " + std::to_string(j->id) +

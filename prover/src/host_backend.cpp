@@ -1,9 +1,11 @@
 // The host backend: quotients computed by prover::compute_quotient on CPU worker threads, one
 // strand per worker slot so that a slot's work runs in order like a CUDA stream, completing the
-// same completion signals as the CUDA backend.
+// same completion signals as the CUDA backend. The evaluation at zeta runs on the same worker,
+// after the quotient, with the functions of prover/evaluation.hpp.
 #include <coprove/prover/host_backend.hpp>
 
 #include <coprove/prover/engine.hpp>
+#include <coprove/prover/evaluation.hpp>
 #include <coprove/prover/quotient.hpp>
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/trace.hpp>
@@ -82,9 +84,16 @@ void host_backend::enqueue_quotient(std::size_t device, std::size_t slot, const 
   boost::asio::post(state_->strands[device * state_->slots + slot],
                     [task, timings, done, device, slot]() mutable {
                       const std::uint64_t start = runtime::trace_writer::now_ns();
+                      std::uint64_t quotient_end = start;
                       std::error_code result;
                       try {
                         compute_quotient(task.a, task.b, task.c, task.h, *task.domain);
+                        quotient_end = runtime::trace_writer::now_ns();
+                        if (task.values != nullptr) {
+                          const evaluation_record r = make_evaluation_record(
+                              task.a, task.b, task.c, task.h, *task.domain, task.zeta);
+                          *task.values = evaluation_values{r.a, r.b, r.c, r.h};
+                        }
                       } catch (const std::exception& e) {
                         runtime::log_fields fields;
                         fields.device = static_cast<int>(device);
@@ -93,8 +102,10 @@ void host_backend::enqueue_quotient(std::size_t device, std::size_t slot, const 
                         result = make_error_code(engine_errc::backend_failed);
                       }
                       if (timings != nullptr) {
+                        const std::uint64_t end = runtime::trace_writer::now_ns();
                         *timings = gpu_stage_timings{};
-                        timings->compute_ns = runtime::trace_writer::now_ns() - start;
+                        timings->compute_ns = (result ? end : quotient_end) - start;
+                        if (!result && task.values != nullptr) timings->evaluation_ns = end - quotient_end;
                       }
                       done.set(result);
                     });

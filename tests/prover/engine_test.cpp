@@ -4,7 +4,9 @@
 // completion token kind works.
 #include <coprove/prover/engine.hpp>
 
+#include <coprove/prover/evaluation.hpp>
 #include <coprove/prover/host_backend.hpp>
+#include <coprove/prover/quotient.hpp>
 #include <coprove/runtime/error.hpp>
 #include <coprove/runtime/trace.hpp>
 
@@ -26,6 +28,7 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <random>
 #include <stdexcept>
 #include <thread>
 #include <tuple>
@@ -144,7 +147,8 @@ TEST_CASE("a job on the host backend returns a verified record for every partiti
   for (const auto& p : result.partitions) {
     CHECK(p.timings.synthesis_ns > 0);
     CHECK(p.timings.gpu_compute_ns > 0);
-    CHECK(p.timings.total_ns >= p.timings.synthesis_ns + p.timings.gpu_compute_ns);
+    CHECK(p.timings.evaluation_ns > 0);
+    CHECK(p.timings.total_ns >= p.timings.synthesis_ns + p.timings.gpu_compute_ns + p.timings.evaluation_ns);
   }
   const auto st = e.status(result.job_id);
   REQUIRE(st);
@@ -156,6 +160,49 @@ TEST_CASE("a job on the host backend returns a verified record for every partiti
   CHECK(report.at("backend").as_string() == "host");
   CHECK(report.at("pinned_pool").at("allocator").as_string() == "pageable");
   require_at_baseline(e);
+}
+
+TEST_CASE("the host backend's values at zeta equal make_evaluation_record's", "[prover][engine][evaluation][cpu]") {
+  host_backend backend(1, 2);
+  std::mt19937_64 gen(23);
+  for (unsigned log_n : {0u, 3u, 10u}) {
+    const evaluation_domain domain(std::size_t{1} << log_n);
+    const std::size_t n = domain.size();
+    std::vector<fr> a(n), b(n), c(n), h(n), expected_h(n);
+    // Satisfied rows (c = a * b on the domain), so that the record also verifies.
+    for (std::size_t i = 0; i < n; ++i) {
+      a[i] = fr::random(gen);
+      b[i] = fr::random(gen);
+      c[i] = a[i] * b[i];
+    }
+    compute_quotient(a, b, c, expected_h, domain);
+    // A point off the domain, and one on it (the values are then the entries at its index).
+    const fr inside = domain.omega().pow(static_cast<std::uint64_t>(n / 2 + (n > 1 ? 1 : 0)) % n);
+    for (const fr& zeta : {fr::random(gen), inside}) {
+      evaluation_values values{fr::from_uint64(99), fr::from_uint64(99), fr::from_uint64(99), fr::from_uint64(99)};
+      gpu_stage_timings timings;
+      runtime::completion_signal done;
+      quotient_task task{a, b, c, h, &domain};
+      task.zeta = zeta;
+      task.values = &values;
+      backend.enqueue_quotient(0, 1, task, &timings, done);
+      REQUIRE_FALSE(done.async_wait(boost::asio::use_future).get());
+      REQUIRE_FALSE(done.result());
+      CHECK(h == expected_h);
+      const evaluation_record record = make_evaluation_record(a, b, c, expected_h, domain, zeta);
+      CHECK(values == evaluation_values{record.a, record.b, record.c, record.h});
+      CHECK(verify(evaluation_record{zeta, values.a, values.b, values.c, values.h}, n));
+      CHECK(timings.evaluation_ns > 0);
+    }
+    // Without a values pointer only the quotient runs.
+    std::fill(h.begin(), h.end(), fr::zero());
+    gpu_stage_timings timings;
+    runtime::completion_signal done;
+    backend.enqueue_quotient(0, 0, quotient_task{a, b, c, h, &domain}, &timings, done);
+    REQUIRE_FALSE(done.async_wait(boost::asio::use_future).get());
+    CHECK(h == expected_h);
+    CHECK(timings.evaluation_ns == 0);
+  }
 }
 
 TEST_CASE("after the pre-warm a job at the planned size allocates no pinned buffer", "[prover][engine][cpu]") {
@@ -481,8 +528,9 @@ TEST_CASE("the trace holds every stage of every partition", "[prover][engine][cp
                             "worker slot 0", "cpu thread 0", "in flight 0"})
     CHECK(json.find(stage) != std::string::npos);
   // Each of the 3 partitions records: memory reservation, pinned checkout, synthesis (its thread's
-  // lane and its own), gpu queue, quotient, device, evaluation (twice), partition.
-  CHECK(e.trace()->size() == 3 * 10);
+  // lane and its own), gpu queue, quotient and evaluation (the worker slot's lane), device,
+  // partition.
+  CHECK(e.trace()->size() == 3 * 9);
   CHECK(e.trace()->dropped() == 0);
 }
 

@@ -17,20 +17,37 @@
 #include <string_view>
 #include <vector>
 
+namespace coprove::runtime {
+class spin_source;  // spin_runner.hpp
+}
+
 namespace coprove::prover {
+
+/// The partition's polynomials at zeta: a, b, c from their evaluations over the domain
+/// (barycentric), h from its coefficients. Equal bit for bit to what make_evaluation_record gives.
+struct evaluation_values {
+  fr a, b, c, h;
+
+  bool operator==(const evaluation_values&) const = default;
+};
 
 /// One partition's quotient: a, b, c are evaluations over `domain` (natural order, each exactly
 /// domain->size() elements); h receives the coefficients of (A*B - C) / Z (natural order). The
-/// spans point into host buffers that stay valid until the completion signal is set.
+/// spans point into host buffers that stay valid until the completion signal is set. When
+/// `values` is set, the backend also evaluates a, b, c and h at `zeta` and writes them there
+/// before it sets the signal (it must stay valid until then); null skips the evaluation.
 struct quotient_task {
   std::span<const fr> a, b, c;
   std::span<fr> h;
   const evaluation_domain* domain = nullptr;
+  fr zeta = fr::zero();
+  evaluation_values* values = nullptr;
 };
 
-/// Where a device spent the time of one quotient. A backend without copies reports 0 for them.
+/// Where a device spent the time of one quotient. A backend without copies reports 0 for them;
+/// evaluation_ns is the time of the evaluation at zeta (0 when the task asked for none).
 struct gpu_stage_timings {
-  std::uint64_t h2d_ns = 0, compute_ns = 0, d2h_ns = 0;
+  std::uint64_t h2d_ns = 0, compute_ns = 0, d2h_ns = 0, evaluation_ns = 0;
 };
 
 /// A set of devices, each with a fixed number of worker slots (own stream and device buffers),
@@ -48,16 +65,24 @@ class compute_backend {
   /// The allocator the pinned pool should use for host buffers this backend reads and writes.
   virtual std::unique_ptr<pinned::host_allocator> make_host_allocator() const = 0;
 
-  /// Enqueues the quotient on (device, slot); sets `done` when h is written (or with the error);
-  /// fills *timings (may be null) before setting done. Throws std::invalid_argument for a device
-  /// or slot out of range or a task whose spans do not match its domain; never blocks on the
-  /// computation.
+  /// Enqueues the quotient on (device, slot), and the evaluation at task.zeta when task.values is
+  /// set, as one piece of work; sets `done` when h (and *task.values) are written, or with the
+  /// error; fills *timings (may be null) before setting done. Throws std::invalid_argument for a
+  /// device or slot out of range or a task whose spans do not match its domain; never blocks on
+  /// the computation.
   virtual void enqueue_quotient(std::size_t device, std::size_t slot, const quotient_task& task,
                                 gpu_stage_timings* timings, runtime::completion_signal done) = 0;
+
+  /// Completions the thread running the engine's io_context may finish itself within its spin
+  /// windows (pass it to runtime::run_spinning): the CUDA backend's completion bridges, so a GPU
+  /// completion resumes its coroutine with no cross-thread hop. Null when the backend has none
+  /// (the host backend). Valid while the backend lives.
+  virtual runtime::spin_source* completion_source() const noexcept { return nullptr; }
 };
 
 /// The host (CPU) backend: `devices` x `slots_per_device` worker slots computing
-/// prover::compute_quotient; `threads` worker threads in all (0 = one per slot).
+/// prover::compute_quotient (and the evaluation at zeta with prover/evaluation.hpp); `threads`
+/// worker threads in all (0 = one per slot).
 std::unique_ptr<compute_backend> make_host_backend(std::size_t devices = 1,
                                                    std::size_t slots_per_device = 2,
                                                    std::size_t threads = 0);

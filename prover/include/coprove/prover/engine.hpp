@@ -76,7 +76,8 @@ struct prove_request {
 };
 
 /// Nanoseconds per stage of one partition. queue_wait: submission to admission; gpu_queue:
-/// synthesized to on a worker slot; total: submission to verified record.
+/// synthesized to on a worker slot; evaluation: the backend's evaluation at zeta (device time on
+/// the CUDA backend, part of the work between H2D and D2H); total: submission to verified record.
 struct partition_timings {
   std::uint64_t queue_wait_ns = 0, synthesis_ns = 0, h2d_ns = 0, gpu_compute_ns = 0, d2h_ns = 0,
                 total_ns = 0;

@@ -1,0 +1,203 @@
+// The evaluation record's four values at zeta, CPU against GPU, side by side: a(zeta), b(zeta),
+// c(zeta) by barycentric evaluation over the domain and h(zeta) by Horner. The CPU column is
+// prover::make_evaluation_record on every core (what the engine ran per partition before the
+// backends evaluated); the GPU column is evaluate_lagrange_async + evaluate_coefficients_async on
+// device-resident data, timed with CUDA events (one warm-up, then the median of the repetitions).
+// Both results are compared; a mismatch fails the run. Prints a table; --json PATH writes
+// [{"log_n","cpu_ms","gpu_ms","speedup","equal"}] (-1 for a column not measured: no GPU, or --no-cpu).
+#include <coprove/prover/domain.hpp>
+#include <coprove/prover/evaluation.hpp>
+#include <coprove/prover/fr.hpp>
+#include <coprove/prover/parallel.hpp>
+
+#if defined(COPROVE_HAVE_CUDA)
+#include <coprove/cuda/device.hpp>
+#include <coprove/cuda/error.hpp>
+#include <coprove/cuda/evaluation.hpp>
+#include <cuda_runtime_api.h>
+#endif
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using coprove::prover::fr;
+
+struct result {
+  unsigned log_n = 0;
+  double cpu_ms = -1, gpu_ms = -1;
+  bool equal = true;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+std::vector<fr> random_elements(std::size_t n, std::uint64_t seed) {
+  std::vector<fr> out(n);
+  constexpr std::size_t chunk = 1 << 14;
+  coprove::prover::parallel_for(0, (n + chunk - 1) / chunk, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t c = lo; c < hi; ++c) {
+      std::mt19937_64 gen(seed * 1000003 + c);
+      const std::size_t end = std::min(n, (c + 1) * chunk);
+      for (std::size_t i = c * chunk; i < end; ++i) out[i] = fr::random(gen);
+    }
+  });
+  return out;
+}
+
+#if defined(COPROVE_HAVE_CUDA)
+/// Median device time of the four values at zeta, and the values of the last repetition.
+double gpu_evaluation_ms(const std::array<std::vector<fr>, 4>& polys, const coprove::prover::evaluation_domain& domain,
+                         const fr& zeta, unsigned reps, std::array<fr, 4>& values) {
+  namespace cuda = coprove::cuda;
+  const std::size_t n = domain.size();
+  std::array<void*, 4> d{};
+  void* out = nullptr;
+  void* scratch = nullptr;
+  cudaStream_t s = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  COPROVE_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  COPROVE_CUDA_TRY(cudaEventCreate(&start));
+  COPROVE_CUDA_TRY(cudaEventCreate(&stop));
+  for (std::size_t k = 0; k < 4; ++k) {
+    COPROVE_CUDA_TRY(cudaMalloc(&d[k], n * sizeof(fr)));
+    COPROVE_CUDA_TRY(cudaMemcpy(d[k], polys[k].data(), n * sizeof(fr), cudaMemcpyHostToDevice));
+  }
+  COPROVE_CUDA_TRY(cudaMalloc(&out, 4 * sizeof(fr)));
+  COPROVE_CUDA_TRY(cudaMalloc(&scratch, cuda::evaluation_scratch_bytes(domain.log_size())));
+  // The copies ran on the legacy stream, which the non-blocking stream below does not wait for.
+  COPROVE_CUDA_TRY(cudaDeviceSynchronize());
+  const void* const abc[] = {d[0], d[1], d[2]};
+  std::vector<double> times;
+  for (unsigned r = 0; r <= reps; ++r) {
+    COPROVE_CUDA_TRY(cudaEventRecord(start, s));
+    cuda::evaluate_lagrange_async(abc, 3, domain.log_size(), cuda::to_field_words(domain.omega()),
+                                  cuda::to_field_words(domain.size_inv()), cuda::to_field_words(zeta), out, scratch, s);
+    cuda::evaluate_coefficients_async(d[3], domain.log_size(), cuda::to_field_words(zeta),
+                                      static_cast<fr*>(out) + 3, scratch, s);
+    COPROVE_CUDA_TRY(cudaEventRecord(stop, s));
+    COPROVE_CUDA_TRY(cudaEventSynchronize(stop));
+    float ms = 0;
+    COPROVE_CUDA_TRY(cudaEventElapsedTime(&ms, start, stop));
+    if (r > 0) times.push_back(ms);  // the first is the warm-up
+  }
+  COPROVE_CUDA_TRY(cudaMemcpy(values.data(), out, sizeof values, cudaMemcpyDeviceToHost));
+  for (void* p : d) COPROVE_CUDA_TRY(cudaFree(p));
+  COPROVE_CUDA_TRY(cudaFree(out));
+  COPROVE_CUDA_TRY(cudaFree(scratch));
+  COPROVE_CUDA_TRY(cudaEventDestroy(start));
+  COPROVE_CUDA_TRY(cudaEventDestroy(stop));
+  COPROVE_CUDA_TRY(cudaStreamDestroy(s));
+  return median(times);
+}
+#endif
+
+void print(const std::vector<result>& results) {
+  std::printf("%6s %14s %14s %10s %6s\n", "log_n", "cpu ms", "gpu ms", "speedup", "equal");
+  auto cell = [](double v, const char* format) {
+    char buf[32];
+    if (v < 0) return std::string("-");
+    std::snprintf(buf, sizeof buf, format, v);
+    return std::string(buf);
+  };
+  for (const auto& r : results) {
+    const bool both = r.gpu_ms > 0 && r.cpu_ms > 0;
+    std::printf("%6u %14s %14s %10s %6s\n", r.log_n, cell(r.cpu_ms, "%.3f").c_str(), cell(r.gpu_ms, "%.3f").c_str(),
+                cell(both ? r.cpu_ms / r.gpu_ms : -1, "%.1f").c_str(), both ? (r.equal ? "yes" : "NO") : "-");
+  }
+}
+
+void write_json(const std::vector<result>& results, const std::string& path) {
+  boost::json::array out;
+  for (const auto& r : results)
+    out.push_back(boost::json::object{{"log_n", r.log_n},
+                                      {"cpu_ms", r.cpu_ms},
+                                      {"gpu_ms", r.gpu_ms},
+                                      {"speedup", r.gpu_ms > 0 && r.cpu_ms > 0 ? r.cpu_ms / r.gpu_ms : 0.0},
+                                      {"equal", r.equal}});
+  std::ofstream file(path);
+  if (!file) throw std::runtime_error("cannot write " + path);
+  file << boost::json::serialize(out) << "\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  std::string json_path;
+  unsigned min_log = 16, max_log = 22, reps = 5;
+  bool cpu = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--json") json_path = value();
+    else if (arg == "--min") min_log = static_cast<unsigned>(std::stoul(value()));
+    else if (arg == "--max") max_log = static_cast<unsigned>(std::stoul(value()));
+    else if (arg == "--reps") reps = static_cast<unsigned>(std::max(1ul, std::stoul(value())));
+    else if (arg == "--no-cpu") cpu = false;
+    else if (arg == "--help" || arg == "-h") {
+      std::cout << "bench_evaluation [--json PATH] [--min L] [--max L] [--reps N] [--no-cpu]\n";
+      return 0;
+    } else {
+      throw std::invalid_argument("unknown argument " + arg);
+    }
+  }
+  if (min_log < 1 || max_log > 28 || min_log > max_log)
+    throw std::invalid_argument("--min/--max must satisfy 1 <= min <= max <= 28");
+
+  std::vector<result> results;
+  std::mt19937_64 gen(3);
+  bool all_equal = true;
+  for (unsigned log_n = min_log; log_n <= max_log; log_n += 2) {
+    const coprove::prover::evaluation_domain domain(std::size_t{1} << log_n);
+    std::array<std::vector<fr>, 4> polys;
+    for (std::size_t k = 0; k < 4; ++k) polys[k] = random_elements(domain.size(), 4 * log_n + k);
+    const fr zeta = fr::random(gen);
+    result r;
+    r.log_n = log_n;
+    coprove::prover::evaluation_record record{};
+    if (cpu) {
+      std::vector<double> times;
+      for (unsigned rep = 0; rep < std::min(reps, 3u); ++rep) {
+        const auto t0 = std::chrono::steady_clock::now();
+        record = coprove::prover::make_evaluation_record(polys[0], polys[1], polys[2], polys[3], domain, zeta);
+        times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      }
+      r.cpu_ms = median(times);
+    }
+#if defined(COPROVE_HAVE_CUDA)
+    if (coprove::cuda::device_count() > 0) {
+      std::array<fr, 4> values;
+      r.gpu_ms = gpu_evaluation_ms(polys, domain, zeta, reps, values);
+      if (cpu) r.equal = values == std::array<fr, 4>{record.a, record.b, record.c, record.h};
+    }
+#endif
+    all_equal = all_equal && r.equal;
+    results.push_back(r);
+  }
+  std::printf("evaluation at zeta (a, b, c barycentric + h Horner), %zu CPU threads\n",
+              coprove::prover::parallelism());
+  print(results);
+  if (!json_path.empty()) write_json(results, json_path);
+  return all_equal ? 0 : 1;
+} catch (const std::exception& e) {
+  std::cerr << "bench_evaluation: " << e.what() << "\n";
+  return 2;
+}
