@@ -1,19 +1,22 @@
-// The CUDA compute backend. Each worker slot owns a stream, device buffers for a, b, c and an NTT
-// plan on its device; a quotient is H2D a/b/c from the pinned leases -> quotient_async -> D2H h
-// into a pinned lease, timed with events, marked with NVTX ranges, and completed through the
-// device's completion bridge. The timings are read once the work is done, before the caller's
-// signal is set.
+// The CUDA compute backend. Each worker slot owns a stream, device buffers for a, b, c, evaluation
+// scratch and an NTT plan on its device; a quotient is H2D a/b/c from the pinned leases -> a, b, c
+// at zeta (while the buffers still hold the evaluations) -> quotient_async -> h at zeta -> D2H h
+// into a pinned lease and the four values into a small pinned area, timed with events, marked
+// with NVTX ranges, and completed through the device's completion bridge. The timings and the
+// values are read once the work is done, before the caller's signal is set.
 #include <coprove/cuda/cuda_backend.hpp>
 
 #include <coprove/cuda/completion_bridge.hpp>
 #include <coprove/cuda/device.hpp>
 #include <coprove/cuda/error.hpp>
+#include <coprove/cuda/evaluation.hpp>
 #include <coprove/cuda/event.hpp>
 #include <coprove/cuda/host_allocator.hpp>
 #include <coprove/cuda/ntt.hpp>
 #include <coprove/cuda/stream.hpp>
 #include <coprove/runtime/completion_signal.hpp>
 #include <coprove/runtime/log.hpp>
+#include <coprove/runtime/spin_runner.hpp>
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/system_executor.hpp>
@@ -43,9 +46,23 @@ class nvtx_range {
   nvtx_range& operator=(const nvtx_range&) = delete;
 };
 
-// The four timing events of one quotient: start, after H2D, after the kernels, after D2H.
+// A small page-locked host area: the evaluation's four values come back into it.
+struct pinned_values {
+  prover::fr* data = nullptr;
+  pinned_values() {
+    COPROVE_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void**>(&data), 4 * sizeof(prover::fr), cudaHostAllocPortable));
+  }
+  pinned_values(const pinned_values&) = delete;
+  pinned_values& operator=(const pinned_values&) = delete;
+  ~pinned_values() { COPROVE_CUDA_ASSERT_OK(cudaFreeHost(data)); }
+};
+
+// The timing events of one quotient: start, after H2D, after a/b/c at zeta, after the quotient
+// kernels, after h at zeta, after D2H; and where the values at zeta land on the host.
 struct stage_events {
-  event start{cudaEventDefault}, h2d{cudaEventDefault}, compute{cudaEventDefault}, d2h{cudaEventDefault};
+  event start{cudaEventDefault}, h2d{cudaEventDefault}, evaluated{cudaEventDefault}, compute{cudaEventDefault},
+      h_evaluated{cudaEventDefault}, d2h{cudaEventDefault};
+  pinned_values values;
 };
 
 struct device_buffer {
@@ -69,11 +86,12 @@ struct worker_slot {
   std::map<unsigned, std::unique_ptr<ntt_plan>> plans;  // by log size, kept once built
   std::size_t capacity = 0;  // elements of each buffer
   device_buffer a, b, c;
+  device_buffer evaluation;  // the values at zeta (4 elements), then the evaluation's scratch
   std::mutex events_mutex;
   std::vector<std::unique_ptr<stage_events>> free_events;
 
   worker_slot(int dev, std::size_t i) : device(dev), index(i), work(dev) {
-    a.device = b.device = c.device = dev;
+    a.device = b.device = c.device = evaluation.device = dev;
   }
 
   // Buffers of at least n elements and a plan for n; grown (blocking) the first time a size is seen.
@@ -91,11 +109,15 @@ struct worker_slot {
       }
       capacity = n;
     }
+    if (evaluation.data == nullptr) {
+      COPROVE_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&evaluation.data),
+                                  4 * sizeof(prover::fr) + evaluation_scratch_bytes(log_n)));
+    }
     if (plans.find(log_n) == plans.end()) plans.emplace(log_n, std::make_unique<ntt_plan>(log_n, device));
   }
 
   bool prepared_for(unsigned log_n) const noexcept {
-    return capacity >= (std::size_t{1} << log_n) && plans.find(log_n) != plans.end();
+    return capacity >= (std::size_t{1} << log_n) && evaluation.data != nullptr && plans.find(log_n) != plans.end();
   }
 
   std::unique_ptr<stage_events> take_events() {
@@ -117,13 +139,13 @@ std::uint64_t elapsed_ns(const event& from, const event& to) {
 
 class cuda_backend final : public prover::compute_backend {
  public:
-  cuda_backend(std::vector<int> devices, std::size_t slots_per_device)
-      : devices_(std::move(devices)), slots_per_device_(slots_per_device) {
+  cuda_backend(std::vector<int> devices, std::size_t slots_per_device, completion_bridge::strategy bridge)
+      : devices_(std::move(devices)), slots_per_device_(slots_per_device), source_(bridges_) {
     for (int d : devices_) {
       names_.push_back(device_name(d));
       scoped_device on(d);
       for (std::size_t s = 0; s < slots_per_device_; ++s) slots_.push_back(std::make_unique<worker_slot>(d, s));
-      bridges_.push_back(std::make_unique<completion_bridge>());
+      bridges_.push_back(std::make_unique<completion_bridge>(bridge));
     }
     COPROVE_LOG(info, "cuda") << "CUDA backend on " << devices_.size() << " device(s), " << slots_per_device_
                               << " worker slots each, completion bridge " << to_string(bridges_.front()->get_strategy());
@@ -191,12 +213,19 @@ class cuda_backend final : public prover::compute_backend {
     }
     stream_done.async_wait(boost::asio::bind_executor(
         boost::asio::system_executor(),
-        [this, &w, events = std::move(events), timings, done](std::error_code ec) mutable {
+        [this, &w, events = std::move(events), timings, values = task.values, done](std::error_code ec) mutable {
+          if (!ec && values != nullptr) {
+            *values = prover::evaluation_values{events->values.data[0], events->values.data[1],
+                                                events->values.data[2], events->values.data[3]};
+          }
           if (!ec && timings != nullptr) {
             try {
               timings->h2d_ns = elapsed_ns(events->start, events->h2d);
-              timings->compute_ns = elapsed_ns(events->h2d, events->compute);
-              timings->d2h_ns = elapsed_ns(events->compute, events->d2h);
+              timings->compute_ns = elapsed_ns(events->evaluated, events->compute);
+              timings->d2h_ns = elapsed_ns(events->h_evaluated, events->d2h);
+              timings->evaluation_ns = values == nullptr ? 0
+                                                         : elapsed_ns(events->h2d, events->evaluated) +
+                                                               elapsed_ns(events->compute, events->h_evaluated);
             } catch (const std::exception& e) {
               COPROVE_LOG(warning, "cuda") << "reading the stage timings failed: " << e.what();
             }
@@ -209,10 +238,16 @@ class cuda_backend final : public prover::compute_backend {
     bridges_[device]->signal_when_done(s, stream_done);
   }
 
-  // H2D a, b, c -> the quotient kernels -> D2H h, on the slot's stream, with timing events.
+  // H2D a, b, c -> a, b, c at zeta -> the quotient kernels -> h at zeta -> D2H h and the values,
+  // on the slot's stream, with timing events. The quotient overwrites all three buffers, so a, b
+  // and c are evaluated before it.
   static void enqueue_stages(worker_slot& w, const prover::quotient_task& task, std::size_t bytes,
                              stage_events& events) {
     const cudaStream_t s = w.work.get();
+    const unsigned log_n = task.domain->log_size();
+    prover::fr* const d_values = w.evaluation.data;
+    void* const d_scratch = w.evaluation.data + 4;
+    const field_words zeta = to_field_words(task.zeta);
     {
       nvtx_range range("coprove h2d");
       events.start.record(s);
@@ -221,25 +256,61 @@ class cuda_backend final : public prover::compute_backend {
       COPROVE_CUDA_TRY(cudaMemcpyAsync(w.c.data, task.c.data(), bytes, cudaMemcpyHostToDevice, s));
       events.h2d.record(s);
     }
+    if (task.values != nullptr) {
+      nvtx_range range("coprove evaluation abc");
+      const void* const polys[] = {w.a.data, w.b.data, w.c.data};
+      evaluate_lagrange_async(polys, 3, log_n, to_field_words(task.domain->omega()),
+                              to_field_words(task.domain->size_inv()), zeta, d_values, d_scratch, s);
+    }
+    events.evaluated.record(s);
     {
       nvtx_range range("coprove quotient");
-      quotient_async(*w.plans.at(task.domain->log_size()), w.a.data, w.b.data, w.c.data, s);
+      quotient_async(*w.plans.at(log_n), w.a.data, w.b.data, w.c.data, s);
       events.compute.record(s);
     }
+    if (task.values != nullptr) {
+      nvtx_range range("coprove evaluation h");
+      evaluate_coefficients_async(w.a.data, log_n, zeta, d_values + 3, d_scratch, s);
+    }
+    events.h_evaluated.record(s);
     {
       nvtx_range range("coprove d2h");
       COPROVE_CUDA_TRY(cudaMemcpyAsync(task.h.data(), w.a.data, bytes, cudaMemcpyDeviceToHost, s));
+      if (task.values != nullptr)
+        COPROVE_CUDA_TRY(cudaMemcpyAsync(events.values.data, d_values, 4 * sizeof(prover::fr),
+                                         cudaMemcpyDeviceToHost, s));
       events.d2h.record(s);
     }
-
   }
 
+  runtime::spin_source* completion_source() const noexcept override { return &source_; }
+
  private:
+  // Every device's bridge as one spin source for the io thread.
+  class bridges_source final : public runtime::spin_source {
+   public:
+    explicit bridges_source(const std::vector<std::unique_ptr<completion_bridge>>& bridges) : bridges_(bridges) {}
+    bool busy() const noexcept override {
+      for (const auto& b : bridges_)
+        if (b->as_spin_source().busy()) return true;
+      return false;
+    }
+    std::size_t poll_ready() noexcept override {
+      std::size_t done = 0;
+      for (const auto& b : bridges_) done += b->as_spin_source().poll_ready();
+      return done;
+    }
+
+   private:
+    const std::vector<std::unique_ptr<completion_bridge>>& bridges_;
+  };
+
   std::vector<int> devices_;
   std::size_t slots_per_device_;
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<worker_slot>> slots_;  // device * slots_per_device + slot
   std::vector<std::unique_ptr<completion_bridge>> bridges_;
+  mutable bridges_source source_;
   std::mutex outstanding_mutex_;
   std::condition_variable outstanding_done_;
   std::size_t outstanding_ = 0;
@@ -252,7 +323,24 @@ std::size_t cuda_device_count() noexcept {
   return n > 0 ? static_cast<std::size_t>(n) : 0;
 }
 
-std::unique_ptr<prover::compute_backend> make_cuda_backend(std::vector<int> devices, std::size_t slots_per_device) {
+std::string_view default_bridge_strategy() noexcept { return to_string(completion_bridge::default_strategy); }
+
+std::unique_ptr<prover::compute_backend> make_cuda_backend(std::vector<int> devices, std::size_t slots_per_device,
+                                                           std::string_view bridge) {
+  completion_bridge::strategy strategy = completion_bridge::default_strategy;
+  if (!bridge.empty()) {
+    bool known = false;
+    for (auto s : {completion_bridge::strategy::host_func, completion_bridge::strategy::event_poller,
+                   completion_bridge::strategy::mapped_flag, completion_bridge::strategy::stream_write}) {
+      if (to_string(s) == bridge) {
+        strategy = s;
+        known = true;
+      }
+    }
+    if (!known)
+      throw std::invalid_argument("cuda backend: unknown completion bridge strategy '" + std::string(bridge) +
+                                  "' (expected host_func, event_poller, mapped_flag or stream_write)");
+  }
   const int visible = device_count();
   if (visible <= 0) throw std::runtime_error("cuda backend: no CUDA device is visible");
   if (slots_per_device < 2)
@@ -268,7 +356,7 @@ std::unique_ptr<prover::compute_backend> make_cuda_backend(std::vector<int> devi
     if (!seen.insert(d).second)
       throw std::invalid_argument("cuda backend: device " + std::to_string(d) + " is listed twice");
   }
-  return std::make_unique<cuda_backend>(std::move(devices), slots_per_device);
+  return std::make_unique<cuda_backend>(std::move(devices), slots_per_device, strategy);
 }
 
 }  // namespace coprove::cuda

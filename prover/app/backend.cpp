@@ -37,7 +37,7 @@ namespace {
 std::unique_ptr<prover::compute_backend> make_cuda(const prover::app_config& config) {
 #ifdef COPROVE_HAVE_CUDA
   try {
-    return cuda::make_cuda_backend(config.devices, config.slots_per_device);
+    return cuda::make_cuda_backend(config.devices, config.slots_per_device, config.bridge);
   } catch (const std::exception& e) {
     throw usage_error(std::string("cannot use the CUDA backend: ") + e.what());
   }

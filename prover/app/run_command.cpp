@@ -166,9 +166,12 @@ int run_command(const std::vector<std::string>& args) {
     asio::co_spawn(io, show_progress(*engine, ids, cfg.workload.jobs * cfg.workload.partitions, interactive, finished),
                    [](std::exception_ptr) {});
   }
-  // Spin briefly after each handler before blocking: a GPU completion that arrives during a burst
-  // then resumes its coroutine without the ~7 us wake-up of a sleeping io thread.
-  coprove::runtime::run_spinning(io);
+  // Spin briefly after each handler before blocking, polling the backend's completion bridges
+  // meanwhile: a GPU completion that arrives during a burst then resumes its coroutine on this
+  // thread, with neither the ~7 us wake-up of a sleeping io thread nor a hop from the bridge's.
+  coprove::runtime::spin_stats spin_stats;
+  coprove::runtime::run_spinning(io, coprove::runtime::default_spin_window, spin_stats,
+                                 engine->backend().completion_source());
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   // Every record is checked here again, from its five field elements alone, as `coprove verify`

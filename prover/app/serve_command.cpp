@@ -97,9 +97,12 @@ int serve_command(const std::vector<std::string>& args) {
       });
     });
   });
-  // Spin briefly after each handler before blocking: a GPU completion that arrives during a burst
-  // then resumes its coroutine without the ~7 us wake-up of a sleeping io thread.
-  coprove::runtime::run_spinning(io);
+  // Spin briefly after each handler before blocking, polling the backend's completion bridges
+  // meanwhile: a GPU completion that arrives during a burst then resumes its coroutine on this
+  // thread, with neither the ~7 us wake-up of a sleeping io thread nor a hop from the bridge's.
+  coprove::runtime::spin_stats spin_stats;
+  coprove::runtime::run_spinning(io, coprove::runtime::default_spin_window, spin_stats,
+                                 engine->backend().completion_source());
 
   if (!trace_path.empty()) {
     if (auto* trace = engine->trace()) trace->write(trace_path);

@@ -172,6 +172,19 @@ const std::vector<binding>& bindings() {
         "compute. The CUDA backend needs at least 2."},
        [](app_config& c, const json::value& v) { c.slots_per_device = as_unsigned(v, "slots_per_device", 1, 64); },
        [](const app_config& c) { return json::value(c.slots_per_device); }},
+      {{"bridge", "bridge", k::string, "\"\" (stream_write)",
+        "How the CUDA backend learns that a stream's work is done: stream_write (the stream writes a "
+        "sequence number into mapped memory; the default, lowest latency), event_poller, mapped_flag or "
+        "host_func. A strategy the device cannot run is an error, never a switch to another."},
+       [](app_config& c, const json::value& v) {
+         const std::string name = as_string(v, "bridge");
+         if (!name.empty() && name != "stream_write" && name != "event_poller" && name != "mapped_flag" &&
+             name != "host_func")
+           throw config_error("bridge", "unknown completion bridge strategy '" + name +
+                                            "' (expected stream_write, event_poller, mapped_flag or host_func)");
+         c.bridge = name;
+       },
+       [](const app_config& c) { return json::value(c.bridge); }},
       {{"host_threads", "host-threads", k::unsigned_integer, "0 (one per slot)",
         "Worker threads of the CPU backend."},
        [](app_config& c, const json::value& v) { c.host_threads = as_unsigned(v, "host_threads", 0, 1024); },

@@ -80,6 +80,7 @@ TEST_CASE("unknown keys, wrong types and bad values are errors naming the key an
   CHECK(error_key(apply(R"({"devices": [0, 0]})")) == "devices");
   CHECK(error_key(apply(R"({"server": {"listen": "example.com:80"}})")) == "server.listen");
   CHECK(error_key(apply(R"({"log": {"level": "loud"}})")) == "log.level");
+  CHECK(error_key(apply(R"({"bridge": "carrier_pigeon"})")) == "bridge");
   // A good key before the bad one is not applied either.
   CHECK(error_key(apply(R"({"backend": "host", "bogus": 1})")) == "bogus");
   CHECK(boost::json::serialize(to_json(cfg)) == before);
@@ -92,11 +93,13 @@ TEST_CASE("flag text is converted by the key's kind", "[app][config][cpu]") {
   apply_config_text(cfg, "devices", "0,2");
   apply_config_text(cfg, "server.max_wait_seconds", "2.5");
   apply_config_text(cfg, "engine.memory_budget", "512MiB");
+  apply_config_text(cfg, "bridge", "event_poller");
   CHECK(cfg.workload.partitions == 5);
   CHECK(cfg.engine.pageable_fallback);
   CHECK(cfg.devices == std::vector<int>{0, 2});
   CHECK(cfg.server.max_wait_seconds == 2.5);
   CHECK(cfg.engine.memory_budget_bytes == 512u << 20);
+  CHECK(cfg.bridge == "event_poller");
   CHECK(error_key([&] { apply_config_text(cfg, "workload.partitions", "five"); }) == "--partitions");
   CHECK(error_key([&] { apply_config_text(cfg, "workload.partitions", "-1"); }) == "--partitions");
   CHECK(error_key([&] { apply_config_text(cfg, "engine.pageable_fallback", "maybe"); }) == "--pageable-fallback");

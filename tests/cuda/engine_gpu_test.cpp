@@ -5,6 +5,7 @@
 
 #include <coprove/prover/engine.hpp>
 #include <coprove/prover/host_backend.hpp>
+#include <coprove/runtime/spin_runner.hpp>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -15,6 +16,8 @@
 #include "engine_test_support.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 #include <tuple>
@@ -57,6 +60,7 @@ TEST_CASE("the CUDA backend proves pinned partitions bit-identical to the host b
       CHECK(p.timings.h2d_ns > 0);
       CHECK(p.timings.gpu_compute_ns > 0);
       CHECK(p.timings.d2h_ns > 0);
+      CHECK(p.timings.evaluation_ns > 0);  // device time of the evaluation at zeta
     }
     const auto report = e.report_json();
     CHECK(report.at("pinned_pool").at("fallbacks").to_number<std::uint64_t>() == 0);
@@ -107,4 +111,31 @@ TEST_CASE("the CUDA backend rejects bad device lists", "[cuda][engine][gpu]") {
   CHECK_THROWS_AS(cuda::make_cuda_backend({0}, 1), std::invalid_argument);
   CHECK_THROWS_AS(cuda::make_cuda_backend({0, 0}, 2), std::invalid_argument);
   CHECK_THROWS_AS(cuda::make_cuda_backend({static_cast<int>(cuda::cuda_device_count())}, 2), std::invalid_argument);
+}
+
+TEST_CASE("an io thread that polls the CUDA backend's bridges finishes GPU completions itself", "[cuda][engine][gpu]") {
+  REQUIRE(cuda::cuda_device_count() > 0);
+  CHECK_THROWS_AS(cuda::make_cuda_backend({}, 2, "carrier_pigeon"), std::invalid_argument);
+  for (const char* strategy : {"stream_write", "event_poller"}) {
+    INFO(strategy);
+    boost::asio::io_context io;
+    auto work = boost::asio::make_work_guard(io);
+    runtime::spin_stats stats;
+    std::unique_ptr<engine> e = std::make_unique<engine>(io.get_executor(), gpu_config(),
+                                                         cuda::make_cuda_backend({}, 2, strategy));
+    runtime::spin_source* source = e->backend().completion_source();
+    REQUIRE(source != nullptr);
+    // A long spin window, so that the io thread is still spinning when the GPU finishes.
+    std::thread thread([&] { runtime::run_spinning(io, std::chrono::milliseconds(50), stats, source); });
+    auto [ec, r] = prove(*e, request(6, 14, 11));
+    REQUIRE_FALSE(ec);
+    for (const auto& p : r.partitions) CHECK(p.verified);
+    require_at_baseline(*e);
+    e->async_shutdown(true, boost::asio::use_future).get();
+    work.reset();
+    thread.join();  // as in the app: the io thread returns, then the engine goes
+    e.reset();
+    CHECK(stats.source_completions > 0);
+  }
+  CHECK(make_host_backend(1, 2)->completion_source() == nullptr);
 }

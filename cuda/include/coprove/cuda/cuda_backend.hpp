@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 namespace coprove::cuda {
@@ -15,10 +16,17 @@ namespace coprove::cuda {
 /// Visible CUDA devices; 0 when there is no driver or GPU (never throws).
 std::size_t cuda_device_count() noexcept;
 
+/// The completion-bridge strategy a backend uses unless told otherwise (completion_bridge.hpp).
+std::string_view default_bridge_strategy() noexcept;
+
 /// A backend over `devices` (empty = every visible GPU) with `slots_per_device` worker slots each
-/// (at least 2). Throws std::invalid_argument for an unknown device id, a repeated one or fewer
-/// than 2 slots, and std::runtime_error when no GPU is visible.
+/// (at least 2), completing through bridges of strategy `bridge` ("" = the default; else
+/// host_func, event_poller, mapped_flag or stream_write). Throws std::invalid_argument for an
+/// unknown device id, a repeated one, fewer than 2 slots or an unknown strategy, std::runtime_error
+/// when no GPU is visible, and cuda_error when the strategy cannot run on a device (never switching
+/// to another).
 std::unique_ptr<prover::compute_backend> make_cuda_backend(std::vector<int> devices = {},
-                                                           std::size_t slots_per_device = 2);
+                                                           std::size_t slots_per_device = 2,
+                                                           std::string_view bridge = {});
 
 }  // namespace coprove::cuda

@@ -59,6 +59,8 @@ struct app_config {
   std::size_t host_devices = 1;       ///< devices the host backend presents
   std::size_t slots_per_device = 2;   ///< worker slots per device (both backends)
   std::size_t host_threads = 0;       ///< host backend worker threads; 0 = one per slot
+  /// The CUDA backend's completion-bridge strategy; empty = its default (stream_write).
+  std::string bridge;
   std::string log_level = "info";
   std::string log_json_file;
   workload_config workload;
