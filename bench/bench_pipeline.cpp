@@ -150,10 +150,30 @@ struct policy_result {
   boost::json::object row;
 };
 
+// The io thread, run as the coprove binary runs it: spin after each handler, polling the backend's
+// completion bridges meanwhile. Declared after the engine, so it stops before the engine goes.
+class io_runner {
+ public:
+  io_runner(boost::asio::io_context& io, coprove::runtime::spin_source* source)
+      : guard_(boost::asio::make_work_guard(io)),
+        thread_([&io, source] {
+          coprove::runtime::spin_stats stats;
+          coprove::runtime::run_spinning(io, coprove::runtime::default_spin_window, stats, source);
+        }) {}
+  ~io_runner() {
+    guard_.reset();
+    thread_.join();
+  }
+  io_runner(const io_runner&) = delete;
+  io_runner& operator=(const io_runner&) = delete;
+
+ private:
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_;
+  std::thread thread_;
+};
+
 policy_result run_policy(const options& o, dispatch_policy policy) {
   boost::asio::io_context io;
-  auto guard = boost::asio::make_work_guard(io);
-  std::thread runner([&] { coprove::runtime::run_spinning(io); });
   boost::json::object row;
   std::string failure;
   try {
@@ -166,6 +186,7 @@ policy_result run_policy(const options& o, dispatch_policy policy) {
     cfg.memory_budget_bytes = o.budget_gib << 30;
     cfg.trace = !o.trace_prefix.empty();
     engine e(io.get_executor(), cfg, make_backend(o));
+    io_runner runner(io, e.backend().completion_source());
 
     // Warm-up: one partition builds the PCE, so every policy starts from the same cache.
     e.wait_for_prewarm();  // measure from a warm pool: "allocations" below are after the pre-warm
@@ -233,8 +254,6 @@ policy_result run_policy(const options& o, dispatch_policy policy) {
   } catch (const std::exception& ex) {
     failure = ex.what();
   }
-  guard.reset();
-  runner.join();
   if (!failure.empty()) throw std::runtime_error(std::string(to_string(policy)) + ": " + failure);
   return {policy, std::move(row)};
 }
