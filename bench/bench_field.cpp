@@ -1,6 +1,9 @@
-// CPU field and NTT throughput: Fr multiplications per second on one thread, and the forward,
-// inverse and coset NTTs and the full Groth16 quotient from 2^16 to 2^22 on all cores (medians).
-// Prints a table and, with --json PATH, writes [{"case","n","ms","mul_per_s"}].
+// CPU field and NTT throughput: Fr multiplications and squarings per second on one thread on every
+// multiplication path this CPU supports (side by side, interleaved), and the forward, inverse and
+// coset NTTs and the full Groth16 quotient from 2^16 to 2^22 on all cores (medians).
+// Prints a table and, with --json PATH, writes [{"case","n","ms","mul_per_s"}]. The one-thread
+// cases ("fr_mul[path]", "fr_square[path]", "fr_mul_latency[path]") are timed in thread CPU time,
+// the transforms in wall time; --fr-path portable|adx picks the transforms' multiplication path.
 //
 // mul_per_s counts the multiplications the algorithm is charged with: one per butterfly
 // (n/2 log2 n per transform) for the NTTs; for the quotient 7 transforms plus 2n pointwise.
@@ -16,10 +19,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -56,27 +61,86 @@ std::vector<fr> random_vector(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-result bench_mul(std::size_t count) {
-  // Four independent chains keep the multiplier busy the way butterflies do.
+// This thread's CPU time in milliseconds: steadier than wall time on a shared machine.
+double thread_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+// One-thread Fr multiplication and squaring on every supported path, interleaved repetition by
+// repetition so that both see the same machine load, timed in thread CPU time. "throughput": four independent chains keep
+// the multiplier busy the way butterflies do; "latency": one dependent chain, as in the MiMC
+// witness (x -> x^5 round after round).
+std::vector<result> bench_mul_paths(std::size_t count, int reps) {
+  const fr_multiply_path start_path = active_fr_multiply_path();
+  std::vector<fr_multiply_path> paths;
+  for (fr_multiply_path p : {fr_multiply_path::portable, fr_multiply_path::x86_64_adx}) {
+    if (fr_multiply_path_supported(p)) paths.push_back(p);
+  }
+  struct kernel {
+    const char* name;
+    std::function<fr(std::size_t)> run;
+  };
   std::mt19937_64 gen(1);
-  fr x0 = fr::random(gen), x1 = fr::random(gen), x2 = fr::random(gen), x3 = fr::random(gen);
   const fr m = fr::random(gen);
-  const double ms = median_ms(5, [] {}, [&] {
-    for (std::size_t i = 0; i < count / 4; ++i) {
-      x0 *= m;
-      x1 *= m;
-      x2 *= m;
-      x3 *= m;
+  const fr s0 = fr::random(gen), s1 = fr::random(gen), s2 = fr::random(gen), s3 = fr::random(gen);
+  const std::vector<kernel> kernels = {
+      {"fr_mul", [&](std::size_t n) {
+         fr x0 = s0, x1 = s1, x2 = s2, x3 = s3;
+         for (std::size_t i = 0; i < n / 4; ++i) {
+           x0 *= m;
+           x1 *= m;
+           x2 *= m;
+           x3 *= m;
+         }
+         return x0 + x1 + x2 + x3;
+       }},
+      {"fr_square", [&](std::size_t n) {
+         fr x0 = s0, x1 = s1, x2 = s2, x3 = s3;
+         for (std::size_t i = 0; i < n / 4; ++i) {
+           x0 = x0.square();
+           x1 = x1.square();
+           x2 = x2.square();
+           x3 = x3.square();
+         }
+         return x0 + x1 + x2 + x3;
+       }},
+      {"fr_mul_latency", [&](std::size_t n) {
+         fr x = s0;
+         for (std::size_t i = 0; i < n; ++i) x *= m;
+         return x;
+       }},
+  };
+  std::vector<result> out;
+  for (const kernel& k : kernels) {
+    std::vector<std::vector<double>> times(paths.size());
+    fr sink = fr::zero();
+    for (int r = 0; r < reps; ++r) {
+      for (std::size_t p = 0; p < paths.size(); ++p) {
+        set_fr_multiply_path(paths[p]);
+        const double start = thread_cpu_ms();
+        sink += k.run(count);
+        times[p].push_back(thread_cpu_ms() - start);
+      }
     }
-  });
-  // Keep the result observable.
-  if ((x0 + x1 + x2 + x3).is_zero()) std::puts("");
-  return {"fr_mul_1thread", count, ms, static_cast<double>(count) / (ms / 1e3)};
+    // Keep the results observable.
+    if (sink.is_zero()) std::puts("");
+    for (std::size_t p = 0; p < paths.size(); ++p) {
+      std::sort(times[p].begin(), times[p].end());
+      const double ms = times[p][times[p].size() / 2];
+      out.push_back({std::string(k.name) + "[" + std::string(to_string(paths[p])) + "]", count, ms,
+                     static_cast<double>(count) / (ms / 1e3)});
+    }
+  }
+  set_fr_multiply_path(start_path);
+  return out;
 }
 
 void usage() {
   std::cerr << "usage: bench_field [--json PATH] [--min-log K] [--max-log K] [--reps N] "
-               "[--threads N]\n";
+               "[--threads N]\n"
+               "                   [--fr-path portable|adx]  (the NTTs' multiplication path)\n";
 }
 
 }  // namespace
@@ -86,6 +150,7 @@ int main(int argc, char** argv) {
   unsigned min_log = 16, max_log = 22;
   int reps = 5;
   std::size_t threads = 0;
+  std::string fr_path;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const auto next = [&]() -> std::string {
@@ -100,6 +165,7 @@ int main(int argc, char** argv) {
     else if (arg == "--max-log") max_log = static_cast<unsigned>(std::stoul(next()));
     else if (arg == "--reps") reps = std::max(1, std::stoi(next()));
     else if (arg == "--threads") threads = std::stoul(next());
+    else if (arg == "--fr-path") fr_path = next();
     else {
       usage();
       return 2;
@@ -111,8 +177,21 @@ int main(int argc, char** argv) {
   }
   set_parallelism(threads);
 
-  std::vector<result> results;
-  results.push_back(bench_mul(std::size_t{1} << 24));
+  std::vector<result> results = bench_mul_paths(std::size_t{1} << 22, std::max(reps, 5));
+  // The transforms run on the chosen path (by default the fastest this CPU supports).
+  if (!fr_path.empty()) {
+    if (fr_path != "portable" && fr_path != "adx") {
+      usage();
+      return 2;
+    }
+    try {
+      set_fr_multiply_path(fr_path == "adx" ? fr_multiply_path::x86_64_adx
+                                            : fr_multiply_path::portable);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "bench_field: " << e.what() << "\n";
+      return 2;
+    }
+  }
 
   for (unsigned k = min_log; k <= max_log; ++k) {
     const std::size_t n = std::size_t{1} << k;
@@ -134,10 +213,10 @@ int main(int argc, char** argv) {
         7 * butterflies + 2.0 * n);
   }
 
-  std::printf("%-20s %10s %12s %14s   (threads: %zu)\n", "case", "n", "ms", "Mmul/s",
-              parallelism());
+  std::printf("%-34s %10s %12s %14s   (threads: %zu; NTTs on the %s path)\n", "case", "n", "ms",
+              "Mmul/s", parallelism(), std::string(fr_multiply_path_name()).c_str());
   for (const auto& r : results) {
-    std::printf("%-20s %10zu %12.3f %14.1f\n", r.name.c_str(), r.n, r.ms, r.mul_per_s / 1e6);
+    std::printf("%-34s %10zu %12.3f %14.1f\n", r.name.c_str(), r.n, r.ms, r.mul_per_s / 1e6);
   }
   if (!json_path.empty()) {
     boost::json::array out;

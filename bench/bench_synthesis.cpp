@@ -1,7 +1,8 @@
 // Synthesis benchmark: the slow path (evaluating each constraint as it is enforced) against the
 // PCE path (witness-only synthesis plus the multi-threaded CSR SpMV), per constraint, for circuit
 // sizes 2^min..2^max, with their ratio in one run. Also reports the one-off recording cost and the
-// PCE path's two parts, in wall time and in process CPU time (all threads). Prints a table;
+// PCE path's two parts (witness, SpMV), in wall time and in process CPU time (all threads).
+// --fr-path picks the Fr multiplication path (default: the fastest the CPU supports). Prints a table;
 // --json PATH writes [{"circuit","log_n","path","ns_per_constraint","cpu_ns_per_constraint"}].
 #include <coprove/prover/circuits.hpp>
 #include <coprove/prover/parallel.hpp>
@@ -33,12 +34,14 @@ struct options {
   unsigned repetitions = 3;
   std::size_t threads = 0;
   std::string json_path;
+  std::string fr_path;
 };
 
 [[noreturn]] void usage(const char* why) {
   std::cerr << "bench_synthesis: " << why << "\n"
             << "usage: bench_synthesis [--circuit mimc|merkle] [--min-log N] [--max-log N]\n"
-            << "                       [--repetitions N] [--threads N] [--json PATH]\n";
+            << "                       [--repetitions N] [--threads N] [--json PATH]\n"
+            << "                       [--fr-path portable|adx]  (Fr multiplication path)\n";
   std::exit(2);
 }
 
@@ -64,10 +67,14 @@ options parse(int argc, char** argv) {
     else if (arg == "--repetitions") o.repetitions = static_cast<unsigned>(number());
     else if (arg == "--threads") o.threads = number();
     else if (arg == "--json") o.json_path = next();
+    else if (arg == "--fr-path") o.fr_path = next();
     else usage(("unknown option " + arg).c_str());
   }
   if (o.min_log > o.max_log) usage("--min-log is above --max-log");
   if (o.repetitions == 0) usage("--repetitions must be at least 1");
+  if (!o.fr_path.empty() && o.fr_path != "portable" && o.fr_path != "adx") {
+    usage("--fr-path is portable or adx");
+  }
   validate_circuit_parameters(o.circuit, o.min_log);
   validate_circuit_parameters(o.circuit, o.max_log);
   return o;
@@ -105,12 +112,23 @@ timing best_ns(unsigned repetitions, const std::function<void()>& run) {
 int main(int argc, char** argv) {
   const options opt = parse(argc, argv);
   set_parallelism(opt.threads);
-  std::printf("synthesis: slow path vs PCE path, circuit %s, %zu threads for the SpMV, best of %u\n",
-              opt.circuit.c_str(), parallelism(), opt.repetitions);
-  std::printf("%6s | %10s %10s %7s | %10s %10s %7s | %10s %10s %10s %9s\n", "log_n", "slow", "pce",
-              "ratio", "slow cpu", "pce cpu", "ratio", "witness", "spmv", "record", "pce MiB");
-  std::printf("%6s | %29s | %29s | %32s\n", "", "wall ns/constraint",
-              "process CPU ns/constraint", "PCE parts, record: wall ns/c");
+  if (!opt.fr_path.empty()) {
+    try {
+      set_fr_multiply_path(opt.fr_path == "adx" ? fr_multiply_path::x86_64_adx
+                                                : fr_multiply_path::portable);
+    } catch (const std::invalid_argument& e) {
+      usage(e.what());
+    }
+  }
+  std::printf("synthesis: slow path vs PCE path, circuit %s, %zu threads for the SpMV, best of %u, "
+              "Fr multiplication: %s\n",
+              opt.circuit.c_str(), parallelism(), opt.repetitions,
+              std::string(fr_multiply_path_name()).c_str());
+  std::printf("%6s | %10s %10s %7s | %10s %10s %7s | %10s %10s %10s | %10s %10s\n", "log_n",
+              "slow", "pce", "ratio", "slow cpu", "pce cpu", "ratio", "witness", "spmv", "record",
+              "witness", "spmv");
+  std::printf("%6s | %29s | %29s | %32s | %21s\n", "", "wall ns/constraint",
+              "process CPU ns/constraint", "PCE parts, record: wall ns/c", "PCE parts: CPU ns/c");
   boost::json::array results;
   auto add = [&](unsigned log, const char* path, const timing& t, double constraints) {
     boost::json::object o;
@@ -147,11 +165,12 @@ int main(int argc, char** argv) {
     });
     const timing spmv = best_ns(opt.repetitions, [&] { pce->evaluate(w, a, b, c); });
 
-    std::printf("%6u | %10.1f %10.1f %6.2fx | %10.1f %10.1f %6.2fx | %10.1f %10.1f %10.1f %9.1f\n",
+    std::printf("%6u | %10.1f %10.1f %6.2fx | %10.1f %10.1f %6.2fx | %10.1f %10.1f %10.1f | %10.1f "
+                "%10.1f\n",
                 log, slow.wall / constraints, fast.wall / constraints, slow.wall / fast.wall,
                 slow.cpu / constraints, fast.cpu / constraints, slow.cpu / fast.cpu,
                 witness.wall / constraints, spmv.wall / constraints, record.wall / constraints,
-                static_cast<double>(cache.bytes()) / (1 << 20));
+                witness.cpu / constraints, spmv.cpu / constraints);
     std::fflush(stdout);
     add(log, "slow", slow, constraints);
     add(log, "pce", fast, constraints);

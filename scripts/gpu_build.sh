@@ -19,5 +19,5 @@ for t in "${targets[@]}"; do
   [ -n "$f" ] && cp "$f" "$bin_dir"/
 done
 cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian "$bin_dir"/ 2>/dev/null || true
-cp scripts/gpu_check.sh "$bin_dir"/
+cp scripts/gpu_check.sh scripts/gpu_measure.sh "$bin_dir"/
 ls -la "$bin_dir"

@@ -1,7 +1,17 @@
-// The parts of Fr that are not on the hot path: conversions, encodings, inverse and pow.
+// The parts of Fr that are not on the hot path: conversions, encodings, inverse and pow, and the
+// choice of the multiplication path at start-up (CPUID).
 #include <coprove/prover/fr.hpp>
 
+#include <coprove/runtime/log.hpp>
+#include <coprove/runtime/metrics.hpp>
+
+#include <mutex>
 #include <stdexcept>
+#include <string>
+
+#if defined(COPROVE_FR_HAVE_ADX_PATH)
+#include <cpuid.h>
+#endif
 
 namespace coprove::prover {
 
@@ -24,6 +34,87 @@ bool less_than_r(const std::array<std::uint64_t, 4>& x) noexcept {
 }
 
 }  // namespace
+
+namespace detail {
+
+namespace {
+
+bool cpu_has_bmi2_and_adx() noexcept {
+#if defined(COPROVE_FR_HAVE_ADX_PATH)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
+  constexpr unsigned bmi2 = 1u << 8, adx = 1u << 19;  // CPUID.(EAX=7,ECX=0):EBX
+  return (ebx & bmi2) != 0 && (ebx & adx) != 0;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+std::atomic<bool> fr_use_adx{cpu_has_bmi2_and_adx()};
+
+}  // namespace detail
+
+std::string_view to_string(fr_multiply_path path) noexcept {
+  switch (path) {
+    case fr_multiply_path::portable:
+      return "portable";
+    case fr_multiply_path::x86_64_adx:
+      return "x86-64 mulx/adx";
+  }
+  return "unknown";
+}
+
+bool fr_multiply_path_supported(fr_multiply_path path) noexcept {
+  switch (path) {
+    case fr_multiply_path::portable:
+      return true;
+    case fr_multiply_path::x86_64_adx: {
+      static const bool supported = detail::cpu_has_bmi2_and_adx();
+      return supported;
+    }
+  }
+  return false;
+}
+
+fr_multiply_path active_fr_multiply_path() noexcept {
+  return detail::fr_use_adx.load(std::memory_order_relaxed) ? fr_multiply_path::x86_64_adx
+                                                            : fr_multiply_path::portable;
+}
+
+std::string_view fr_multiply_path_name() noexcept { return to_string(active_fr_multiply_path()); }
+
+void set_fr_multiply_path(fr_multiply_path path) {
+  if (!fr_multiply_path_supported(path)) {
+    throw std::invalid_argument("set_fr_multiply_path: the " + std::string(to_string(path)) +
+                                " path is not supported by this build or CPU");
+  }
+  detail::fr_use_adx.store(path == fr_multiply_path::x86_64_adx, std::memory_order_relaxed);
+}
+
+void log_fr_multiply_path_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const fr_multiply_path path = active_fr_multiply_path();
+    runtime::log(runtime::severity::info, "field",
+                 "Fr multiplication path: " + std::string(to_string(path)));
+#if defined(__x86_64__)
+    if (path == fr_multiply_path::portable) {
+      runtime::registry::global()
+          .get_counter("coprove_fr_portable_multiply_total",
+                       "processes whose Fr multiplication took the portable path on x86-64")
+          .inc();
+      runtime::warn_once("field.portable_multiply", "field",
+                         fr_multiply_path_supported(fr_multiply_path::x86_64_adx)
+                             ? "Fr multiplication forced onto the portable path although the CPU "
+                               "has BMI2/ADX: CPU field arithmetic runs slower"
+                             : "the CPU lacks BMI2/ADX: Fr multiplication takes the portable path "
+                               "(CPU field arithmetic runs slower)");
+    }
+#endif
+  });
+}
 
 fr fr::from_canonical(const std::array<std::uint64_t, 4>& x) {
   if (!less_than_r(x)) throw std::invalid_argument("fr::from_canonical: value is not below r");

@@ -6,11 +6,16 @@
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/metrics.hpp>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <bit>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -51,15 +56,37 @@ bool pce_matrices::matches(const circuit& circ) const {
 
 namespace {
 
-// One row of one matrix against the assignment. Coefficient one needs no multiplication, and
-// neither does the constant column (w[0] = 1, so the term is the coefficient itself).
-inline fr row_dot(const csr_matrix& m, std::size_t row, const fr* w, const fr* table) noexcept {
-  const std::uint32_t begin = m.row_offsets[row];
-  const std::uint32_t end = m.row_offsets[row + 1];
-  // The most common row, a single variable (s, q or y in a MiMC round), is a copy.
-  if (end - begin == 1 && m.coefficients[begin] == pce_coefficient_one) return w[m.columns[begin]];
-  fr acc = fr::zero();
-  for (std::uint32_t e = begin; e < end; ++e) {
+// One matrix as raw arrays: the SpMV's inner loop then keeps its pointers in registers instead of
+// reloading them through the vectors after every store.
+struct csr_view {
+  const std::uint32_t* offsets;
+  const std::uint32_t* columns;
+  const std::uint32_t* coefficients;
+
+  explicit csr_view(const csr_matrix& m) noexcept
+      : offsets(m.row_offsets.data()), columns(m.columns.data()), coefficients(m.coefficients.data()) {}
+};
+
+// One term's value. Coefficient one needs no multiplication, and neither does the constant column
+// (w[0] = 1, so the term is the coefficient itself); minus one is a negation.
+[[gnu::always_inline]] inline fr term(std::uint32_t col, std::uint32_t coeff, const fr* w,
+                                      const fr* table) noexcept {
+  if (coeff == pce_coefficient_one) return w[col];
+  if (col == 0) return table[coeff];
+  if (coeff == pce_coefficient_minus_one) return -w[col];
+  return w[col] * table[coeff];
+}
+
+// One row of one matrix against the assignment (the terms in order, each as term() computes it).
+[[gnu::always_inline]] inline fr row_dot(const csr_view& m, std::size_t row, const fr* w,
+                                         const fr* table) noexcept {
+  const std::uint32_t begin = m.offsets[row];
+  const std::uint32_t end = m.offsets[row + 1];
+  if (begin == end) return fr::zero();
+  // The first term starts the sum (no addition to zero); the most common row, a single variable
+  // (s, q or y in a MiMC round), is then a copy.
+  fr acc = term(m.columns[begin], m.coefficients[begin], w, table);
+  for (std::uint32_t e = begin + 1; e < end; ++e) {
     const std::uint32_t col = m.columns[e];
     const std::uint32_t coeff = m.coefficients[e];
     if (coeff == pce_coefficient_one) {
@@ -75,12 +102,54 @@ inline fr row_dot(const csr_matrix& m, std::size_t row, const fr* w, const fr* t
   return acc;
 }
 
+// Outputs at least this large (a, b and c together) are written with non-temporal stores: they
+// exceed the caches anyway and go to the device next, so reading each line in before overwriting
+// it (a third of the SpMV's memory traffic) buys nothing.
+constexpr std::size_t streaming_store_min_bytes = std::size_t{24} << 20;
+
+#if defined(__SSE2__)
+[[gnu::always_inline]] inline void store_streaming(fr* out, const fr& v) noexcept {
+  const auto* src = reinterpret_cast<const __m128i*>(v.limbs.data());
+  auto* dst = reinterpret_cast<__m128i*>(out);
+  _mm_stream_si128(dst, _mm_loadu_si128(src));
+  _mm_stream_si128(dst + 1, _mm_loadu_si128(src + 1));
+}
+#endif
+
+// Rows [lo, hi) of the three products, below num_rows (the caller zero-pads the rest).
+template <bool Streaming>
+void evaluate_rows(const csr_view& a, const csr_view& b, const csr_view& c, const fr* w,
+                   const fr* table, fr* a_out, fr* b_out, fr* c_out, std::size_t lo,
+                   std::size_t hi) noexcept {
+  for (std::size_t i = lo; i < hi; ++i) {
+    const fr va = row_dot(a, i, w, table);
+    const fr vb = row_dot(b, i, w, table);
+    const fr vc = row_dot(c, i, w, table);
+#if defined(__SSE2__)
+    if constexpr (Streaming) {
+      store_streaming(a_out + i, va);
+      store_streaming(b_out + i, vb);
+      store_streaming(c_out + i, vc);
+      continue;
+    }
+#endif
+    a_out[i] = va;
+    b_out[i] = vb;
+    c_out[i] = vc;
+  }
+#if defined(__SSE2__)
+  // Orders the streaming stores before whatever the caller does next (hand-off to other threads).
+  if constexpr (Streaming) _mm_sfence();
+#endif
+}
+
 constexpr std::size_t spmv_min_rows = 2048;
 
 }  // namespace
 
 void pce_matrices::evaluate(std::span<const fr> assignment, std::span<fr> a_out,
-                            std::span<fr> b_out, std::span<fr> c_out) const {
+                            std::span<fr> b_out, std::span<fr> c_out,
+                            spmv_stores stores) const {
   if (a_out.size() != domain_size || b_out.size() != domain_size || c_out.size() != domain_size) {
     throw std::invalid_argument("PCE evaluate for " + circuit_id + ": a, b and c must each hold " +
                                 std::to_string(domain_size) + " elements");
@@ -92,14 +161,27 @@ void pce_matrices::evaluate(std::span<const fr> assignment, std::span<fr> a_out,
   }
   const fr* w = assignment.data();
   const fr* table = coefficient_table.data();
+  const csr_view av(a), bv(b), cv(c);
+  fr* const ao = a_out.data();
+  fr* const bo = b_out.data();
+  fr* const co = c_out.data();
+  // Streaming stores need 16-byte aligned outputs (pinned buffers and vectors are).
+  const bool aligned = ((reinterpret_cast<std::uintptr_t>(ao) | reinterpret_cast<std::uintptr_t>(bo) |
+                         reinterpret_cast<std::uintptr_t>(co)) & 15) == 0;
+  const bool streaming =
+      aligned && (stores == spmv_stores::streaming ||
+                  (stores == spmv_stores::automatic &&
+                   3 * domain_size * sizeof(fr) >= streaming_store_min_bytes));
   parallel_for(
       0, domain_size,
       [&](std::size_t lo, std::size_t hi) {
         const std::size_t rows_end = std::min(hi, num_rows);
-        for (std::size_t i = lo; i < rows_end; ++i) {
-          a_out[i] = row_dot(a, i, w, table);
-          b_out[i] = row_dot(b, i, w, table);
-          c_out[i] = row_dot(c, i, w, table);
+        if (lo < rows_end) {
+          if (streaming) {
+            evaluate_rows<true>(av, bv, cv, w, table, ao, bo, co, lo, rows_end);
+          } else {
+            evaluate_rows<false>(av, bv, cv, w, table, ao, bo, co, lo, rows_end);
+          }
         }
         const std::size_t pad_begin = std::max(lo, num_rows);
         if (pad_begin < hi) {
@@ -228,7 +310,10 @@ struct pce_cache::state {
 };
 
 pce_cache::pce_cache(pce_policy policy, std::size_t capacity_bytes)
-    : policy_(policy), capacity_bytes_(capacity_bytes), state_(std::make_unique<state>()) {}
+    : policy_(policy), capacity_bytes_(capacity_bytes), state_(std::make_unique<state>()) {
+  // Synthesis rides on the Fr multiplication: say once which path it takes.
+  log_fr_multiply_path_once();
+}
 
 pce_cache::~pce_cache() = default;
 

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <random>
 #include <stdexcept>
 #include <thread>
 
@@ -107,6 +109,49 @@ class redigested_circuit final : public circuit {
   mimc_circuit real_;
 };
 
+// Rows whose first term is -1 times a variable, a general coefficient, a constant (the one
+// column with coefficients one, -1 and others), empty rows and repeated variables: every kind of
+// term the SpMV treats specially, in every position.
+class mixed_terms_circuit final : public circuit {
+ public:
+  explicit mixed_terms_circuit(std::uint64_t seed) : seed_(seed) {}
+  std::string_view family() const noexcept override { return "mixed"; }
+  unsigned log_constraints() const noexcept override { return 3; }
+  circuit_shape shape() const noexcept override {
+    circuit_shape s;
+    s.num_inputs = 1;
+    s.num_aux = 4;
+    s.num_constraints = 4;
+    s.num_nonzeros = 18;
+    s.max_coefficients = 8;
+    return s;
+  }
+  std::uint64_t structure_digest() const noexcept override { return 0x6d69786564; }
+  void synthesize(constraint_system& cs) const override {
+    std::mt19937_64 gen(seed_);
+    const variable x1 = cs.alloc(fr::random(gen)), x2 = cs.alloc(fr::random(gen)),
+                   x3 = cs.alloc(fr::random(gen)), x4 = cs.alloc(fr::random(gen));
+    const variable one = constraint_system::one();
+    const fr k = fr::from_hex("0x1234567890abcdef");
+    cs.enforce([&](linear_combination& lc) { lc.sub(x1).add(x2); },
+               [&](linear_combination& lc) { lc.add(fr::from_uint64(7), x3); },
+               [&](linear_combination& lc) { lc.add(k, one).sub(x4); });
+    cs.enforce([](linear_combination&) {}, [&](linear_combination& lc) { lc.add(x1); },
+               [&](linear_combination& lc) { lc.add(fr::from_uint64(3), one); });
+    cs.enforce([&](linear_combination& lc) { lc.sub(x1); },
+               [&](linear_combination& lc) { lc.sub(x2).add(x2); },
+               [&](linear_combination& lc) {
+                 lc.add(fr::from_uint64(5), x3).add(fr::from_uint64(5), x4).sub(one);
+               });
+    cs.enforce([&](linear_combination& lc) { lc.add(one); },
+               [&](linear_combination& lc) { lc.add(one); },
+               [&](linear_combination& lc) { lc.add(one).sub(x3); });
+  }
+
+ private:
+  std::uint64_t seed_;
+};
+
 struct temp_file {
   temp_file()
       : path((std::filesystem::temp_directory_path() /
@@ -164,6 +209,47 @@ TEST_CASE("a, b, c from the PCE equal the slow path's bit for bit", "[prover][pc
       CHECK(s.builds == 1);
       CHECK(s.hits == 2);
       CHECK(s.slow_path == 1);
+    }
+  }
+}
+
+TEST_CASE("the SpMV gives the slow path's a, b, c for every kind of term in every position",
+          "[prover][pce][cpu]") {
+  pce_cache cache;
+  const mixed_terms_circuit first(1);
+  vectors built(first.domain_size());
+  CHECK_FALSE(cache.synthesize(first, built.a, built.b, built.c).pce_used);
+  CHECK(built == slow(first));
+  for (std::uint64_t seed = 2; seed < 6; ++seed) {
+    const mixed_terms_circuit c(seed);
+    vectors fast(c.domain_size());
+    std::fill(fast.b.begin(), fast.b.end(), fr::one());  // empty rows must be written as zero
+    CHECK(cache.synthesize(c, fast.a, fast.b, fast.c).pce_used);
+    const vectors reference = slow(c);
+    CHECK(fast == reference);
+    CHECK(fast.a[1] == fr::zero());
+    CHECK(fast.c[1] == fr::from_uint64(3));
+  }
+}
+
+TEST_CASE("cached and streaming SpMV stores write the same a, b, c", "[prover][pce][cpu]") {
+  for (const char* name : {"mimc", "merkle"}) {
+    pce_cache cache;
+    const auto first = make_circuit(name, 12, 5, 0);
+    vectors built(first->domain_size());
+    cache.synthesize(*first, built.a, built.b, built.c);
+    const auto pce = cache.find(first->id());
+    REQUIRE(pce);
+    const auto other = make_circuit(name, 12, 5, 1);
+    const std::vector<fr> w = synthesize_witness(*other);
+    const vectors reference = slow(*other);
+    for (spmv_stores stores : {spmv_stores::automatic, spmv_stores::cached, spmv_stores::streaming}) {
+      vectors out(other->domain_size());
+      std::fill(out.a.begin(), out.a.end(), fr::one());
+      std::fill(out.b.begin(), out.b.end(), fr::one());
+      std::fill(out.c.begin(), out.c.end(), fr::one());
+      pce->evaluate(w, out.a, out.b, out.c, stores);
+      CHECK(out == reference);
     }
   }
 }

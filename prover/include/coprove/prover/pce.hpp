@@ -54,6 +54,12 @@ struct csr_matrix {
   std::size_t bytes() const noexcept;
 };
 
+/// How the SpMV writes a, b and c. `automatic`: non-temporal (streaming) stores when the three
+/// outputs together exceed 24 MiB and are 16-byte aligned (they bypass the caches, saving the read
+/// of each line before it is overwritten), ordinary stores otherwise. `streaming` asks for them at
+/// any size (outputs that are not 16-byte aligned still get ordinary stores).
+enum class spmv_stores { automatic, cached, streaming };
+
 /// A, B and C of one circuit, recorded from a slow synthesis.
 struct pce_matrices {
   std::string circuit_id;
@@ -71,8 +77,10 @@ struct pce_matrices {
   /// True when these matrices were recorded from (or fit) circuit c: same id, digest and shape.
   bool matches(const circuit& c) const;
   /// The SpMV: a, b, c (each domain_size long) = A w, B w, C w, zero padded; multi-threaded.
+  /// `stores` picks how the outputs are written (the values are the same either way).
   void evaluate(std::span<const fr> assignment, std::span<fr> a_out, std::span<fr> b_out,
-                std::span<fr> c_out) const;
+                std::span<fr> c_out,
+                spmv_stores stores = spmv_stores::automatic) const;
   /// Checks the internal invariants (offsets, columns, coefficient indices); throws pce_error.
   void validate() const;
 };

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The full measurement on the GPU host, over gpu-bin/ (scripts/gpu_build.sh): every [gpu] test,
+# then each benchmark whose figures bench/RESULTS.md records, each under its own time limit so one
+# hang does not cost the rest. Logs and JSON go to $OUT (or out/), tarred into results.tar.gz.
+# Usage on the GPU host: gpu-bin/gpu_measure.sh
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-$here/../out}
+work=$(mktemp -d)
+export LD_LIBRARY_PATH="$here:${LD_LIBRARY_PATH:-}"
+gpus=$(nvidia-smi -L | wc -l)
+status=0
+step() {  # step NAME LIMIT_S COMMAND...
+  local name=$1 limit=$2
+  shift 2
+  echo "=== $name ($(date -u +%T))"
+  timeout "$limit" "$@" >"$work/$name.log" 2>&1
+  local rc=$?
+  tail -n 40 "$work/$name.log"
+  [ $rc -eq 0 ] || { echo "!!! $name exited $rc"; status=1; }
+}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$work/gpu.txt"
+nproc | tee -a "$work/gpu.txt"
+step test_cuda 200 "$here/test_cuda" "[gpu]" --reporter compact --durations yes
+step bench_ntt 90 "$here/bench_ntt" --no-cpu --gpu-min 20 --json "$work/bench_ntt.json"
+step bench_bridge 90 "$here/bench_bridge" --json "$work/bench_bridge.json"
+step bench_evaluation 40 "$here/bench_evaluation" --min 20 --max 24 --json "$work/bench_evaluation.json"
+step bench_field 40 "$here/bench_field" --min-log 20 --max-log 20 --reps 3 --json "$work/bench_field.json"
+step bench_synthesis 60 "$here/bench_synthesis" --min-log 18 --max-log 20 --json "$work/bench_synthesis.json"
+step pipeline_1gpu 120 "$here/bench_pipeline" --h200 --log-n 22 --devices 1 --depth 24 --json "$work/pipeline_1gpu.json"
+if [ "$gpus" -ge 2 ]; then
+  step pipeline_2gpu 90 "$here/bench_pipeline" --h200 --log-n 22 --devices 2 --depth 24 --json "$work/pipeline_2gpu.json"
+fi
+step coprove_run 60 "$here/coprove" run
+mkdir -p "$out"
+tar -C "$work" -czf "$out/results.tar.gz" .
+exit $status
