@@ -5,6 +5,8 @@
 // device-resident data, timed with CUDA events (one warm-up, then the median of the repetitions).
 // Both results are compared; a mismatch fails the run. Prints a table; --json PATH writes
 // [{"log_n","cpu_ms","gpu_ms","speedup","equal"}] (-1 for a column not measured: no GPU, or --no-cpu).
+#include "bench_support.hpp"
+
 #include <coprove/prover/domain.hpp>
 #include <coprove/prover/evaluation.hpp>
 #include <coprove/prover/fr.hpp>
@@ -41,24 +43,8 @@ struct result {
   bool equal = true;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
-std::vector<fr> random_elements(std::size_t n, std::uint64_t seed) {
-  std::vector<fr> out(n);
-  constexpr std::size_t chunk = 1 << 14;
-  coprove::prover::parallel_for(0, (n + chunk - 1) / chunk, [&](std::size_t lo, std::size_t hi) {
-    for (std::size_t c = lo; c < hi; ++c) {
-      std::mt19937_64 gen(seed * 1000003 + c);
-      const std::size_t end = std::min(n, (c + 1) * chunk);
-      for (std::size_t i = c * chunk; i < end; ++i) out[i] = fr::random(gen);
-    }
-  });
-  return out;
-}
+using coprove::bench::median;
+using coprove::bench::random_elements;
 
 #if defined(COPROVE_HAVE_CUDA)
 /// Median device time of the four values at zeta, and the values of the last repetition.

@@ -16,6 +16,8 @@
 // scalings, the pointwise product and the division by Z, the final coset scaling), although the
 // quotient now runs six transforms: the rate stays comparable with earlier measurements and
 // credits the saved transform.
+#include "bench_support.hpp"
+
 #include <coprove/prover/domain.hpp>
 #include <coprove/prover/fr.hpp>
 #include <coprove/prover/ntt.hpp>
@@ -62,25 +64,8 @@ double nominal_multiplications(const std::string& op, unsigned log_n) {
   return 7 * transform + 6 * n;  // quotient
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
-std::vector<fr> random_elements(std::size_t n, std::uint64_t seed) {
-  std::vector<fr> out(n);
-  constexpr std::size_t chunk = 1 << 14;
-  const std::size_t chunks = (n + chunk - 1) / chunk;
-  coprove::prover::parallel_for(0, chunks, [&](std::size_t lo, std::size_t hi) {
-    for (std::size_t c = lo; c < hi; ++c) {
-      std::mt19937_64 gen(seed * 1000003 + c);
-      const std::size_t end = std::min(n, (c + 1) * chunk);
-      for (std::size_t i = c * chunk; i < end; ++i) out[i] = fr::random(gen);
-    }
-  });
-  return out;
-}
+using coprove::bench::median;
+using coprove::bench::random_elements;
 
 result make_result(std::string impl, std::string op, unsigned log_n, double ms) {
   const double muls = nominal_multiplications(op, log_n);

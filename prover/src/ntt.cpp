@@ -29,15 +29,6 @@ unsigned log2_exact(std::size_t n) noexcept {
   return log_n;
 }
 
-std::uint64_t reverse_bits(std::uint64_t x, unsigned bits) noexcept {
-  if (bits == 0) return 0;
-  x = ((x >> 1) & 0x5555555555555555ULL) | ((x & 0x5555555555555555ULL) << 1);
-  x = ((x >> 2) & 0x3333333333333333ULL) | ((x & 0x3333333333333333ULL) << 2);
-  x = ((x >> 4) & 0x0f0f0f0f0f0f0f0fULL) | ((x & 0x0f0f0f0f0f0f0f0fULL) << 4);
-  x = __builtin_bswap64(x);
-  return x >> (64 - bits);
-}
-
 /// Per-block scaling by factor * base^bitrev(p): a table over the low block_log bits of the
 /// position (shared by every block) times one power per block.
 class block_scaler {
@@ -238,7 +229,7 @@ void bit_reverse(std::span<fr> values, unsigned log_n) {
   fr* a = values.data();
   parallel_for(0, n, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t i = lo; i < hi; ++i) {
-      const std::size_t r = reverse_bits(i, log_n);
+      const std::size_t r = detail::reverse_bits(i, log_n);
       if (i < r) std::swap(a[i], a[r]);
     }
   }, 1 << 14);

@@ -56,20 +56,11 @@ void to_coset_evaluations(std::span<const fr> in, std::span<fr> out,
   detail::dit(out, domain.forward_twiddles(), nullptr);
 }
 
-std::uint64_t reverse_bits(std::uint64_t x, unsigned bits) noexcept {
-  if (bits == 0) return 0;
-  x = ((x >> 1) & 0x5555555555555555ULL) | ((x & 0x5555555555555555ULL) << 1);
-  x = ((x >> 2) & 0x3333333333333333ULL) | ((x & 0x3333333333333333ULL) << 2);
-  x = ((x >> 4) & 0x0f0f0f0f0f0f0f0fULL) | ((x & 0x0f0f0f0f0f0f0f0fULL) << 4);
-  x = __builtin_bswap64(x);
-  return x >> (64 - bits);
-}
-
 /// h = h - c, both in bit-reversed order, then h into natural order: one pass over both.
 void subtract_and_bit_reverse(std::span<fr> h, std::span<const fr> c, unsigned log_n) {
   parallel_for(0, h.size(), [&](std::size_t lo, std::size_t hi) {
     for (std::size_t i = lo; i < hi; ++i) {
-      const std::size_t r = reverse_bits(i, log_n);
+      const std::size_t r = detail::reverse_bits(i, log_n);
       if (i < r) {
         const fr at_i = h[i] - c[i];
         h[i] = h[r] - c[r];

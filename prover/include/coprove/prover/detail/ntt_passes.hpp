@@ -5,6 +5,7 @@
 
 #include <coprove/prover/fr.hpp>
 
+#include <cstdint>
 #include <span>
 
 namespace coprove::prover::detail {
@@ -24,6 +25,16 @@ void dif(std::span<fr> values, std::span<const fr> twiddles, const bitrev_scale*
 /// Decimation in time, bit-reversed order in, natural order out. The optional scale is applied to
 /// the input before the butterflies.
 void dit(std::span<fr> values, std::span<const fr> twiddles, const bitrev_scale* pre_scale);
+
+/// The low `bits` bits of x in reverse order (0 for bits == 0).
+inline std::uint64_t reverse_bits(std::uint64_t x, unsigned bits) noexcept {
+  if (bits == 0) return 0;
+  x = ((x >> 1) & 0x5555555555555555ULL) | ((x & 0x5555555555555555ULL) << 1);
+  x = ((x >> 2) & 0x3333333333333333ULL) | ((x & 0x3333333333333333ULL) << 2);
+  x = ((x >> 4) & 0x0f0f0f0f0f0f0f0fULL) | ((x & 0x0f0f0f0f0f0f0f0fULL) << 4);
+  x = __builtin_bswap64(x);
+  return x >> (64 - bits);
+}
 
 /// Permutes values (of size 2^log_n) into bit-reversed order.
 void bit_reverse(std::span<fr> values, unsigned log_n);
