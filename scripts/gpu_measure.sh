@@ -21,17 +21,17 @@ step() {  # step NAME LIMIT_S COMMAND...
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$work/gpu.txt"
 nproc | tee -a "$work/gpu.txt"
-step test_cuda 200 "$here/test_cuda" "[gpu]" --reporter compact --durations yes
-step bench_ntt 90 "$here/bench_ntt" --no-cpu --gpu-min 20 --json "$work/bench_ntt.json"
-step bench_bridge 90 "$here/bench_bridge" --json "$work/bench_bridge.json"
-step bench_evaluation 40 "$here/bench_evaluation" --min 20 --max 24 --json "$work/bench_evaluation.json"
-step bench_field 40 "$here/bench_field" --min-log 20 --max-log 20 --reps 3 --json "$work/bench_field.json"
-step bench_synthesis 60 "$here/bench_synthesis" --min-log 18 --max-log 20 --json "$work/bench_synthesis.json"
-step pipeline_1gpu 120 "$here/bench_pipeline" --h200 --log-n 22 --devices 1 --depth 24 --json "$work/pipeline_1gpu.json"
+step test_cuda 180 "$here/test_cuda" "[gpu]" --reporter compact --durations yes
+step bench_ntt 80 "$here/bench_ntt" --no-cpu --gpu-min 20 --json "$work/bench_ntt.json"
+step bench_bridge 80 "$here/bench_bridge" --json "$work/bench_bridge.json"
+step bench_evaluation 30 "$here/bench_evaluation" --min 20 --max 24 --json "$work/bench_evaluation.json"
+step bench_field 30 "$here/bench_field" --min-log 20 --max-log 20 --reps 3 --json "$work/bench_field.json"
+step bench_synthesis 40 "$here/bench_synthesis" --min-log 18 --max-log 20 --json "$work/bench_synthesis.json"
+step pipeline_1gpu 100 "$here/bench_pipeline" --h200 --log-n 22 --devices 1 --depth 24 --json "$work/pipeline_1gpu.json"
 if [ "$gpus" -ge 2 ]; then
-  step pipeline_2gpu 90 "$here/bench_pipeline" --h200 --log-n 22 --devices 2 --depth 24 --json "$work/pipeline_2gpu.json"
+  step pipeline_2gpu 80 "$here/bench_pipeline" --h200 --log-n 22 --devices 2 --depth 24 --json "$work/pipeline_2gpu.json"
 fi
-step coprove_run 60 "$here/coprove" run
+step coprove_run 40 "$here/coprove" run
 mkdir -p "$out"
 tar -C "$work" -czf "$out/results.tar.gz" .
 exit $status
