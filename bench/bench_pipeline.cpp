@@ -44,6 +44,7 @@ struct options {
   std::size_t synthesis_threads = 0;
   std::size_t depth = 0;  // per device; 0: the engine's default (2 x worker slots)
   std::size_t budget_gib = 0;  // 0: the plan reads available memory
+  std::size_t rounds = 1;  // each round runs every policy once, starting one policy later each round
   std::string circuit = "mimc";
   std::string json_path;
   std::string trace_prefix;
@@ -53,9 +54,11 @@ struct options {
 void usage() {
   std::cout << "usage: bench_pipeline [--h200] [--log-n N] [--jobs N] [--partitions N] [--devices N]\n"
                "                      [--slots N] [--depth N] [--synthesis-threads N] [--budget-gib N] [--circuit NAME]\n"
-               "                      [--policies semaphore,poll,unbounded] [--trace PREFIX] [--json PATH]\n"
+               "                      [--policies semaphore,poll,unbounded] [--rounds N] [--trace PREFIX] [--json PATH]\n"
                "  default: host backend, 2^13 constraints, 8 partitions x 3 jobs per policy\n"
-               "  --h200:  CUDA backend, 2^24 constraints, 16 partitions x 4 jobs per policy\n";
+               "  --h200:  CUDA backend, 2^24 constraints, 16 partitions x 4 jobs per policy\n"
+               "  --rounds N: run the policies N times, rotating which goes first, and report each\n"
+               "              policy's median over the rounds (drift of the machine then hits all alike)\n";
 }
 
 std::size_t parse_count(const std::string& flag, const std::string& value) {
@@ -107,6 +110,8 @@ options parse(int argc, char** argv) {
       o.budget_gib = parse_count(a, value());
     } else if (a == "--circuit") {
       o.circuit = value();
+    } else if (a == "--rounds") {
+      o.rounds = parse_count(a, value());
     } else if (a == "--json") {
       o.json_path = value();
     } else if (a == "--trace") {
@@ -124,6 +129,7 @@ options parse(int argc, char** argv) {
   if (o.partitions == 0) throw std::invalid_argument("--partitions: must be at least 1");
   if (!o.h200 && o.devices == 0) throw std::invalid_argument("--devices: must be at least 1 for the host backend");
   if (o.policies.empty()) throw std::invalid_argument("--policies: name at least one policy");
+  if (o.rounds == 0) throw std::invalid_argument("--rounds: must be at least 1");
   return o;
 }
 
@@ -143,6 +149,14 @@ double percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   const auto rank = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
   return v[std::min(rank, v.size() - 1)];
+}
+
+// The median (the mean of the middle two for an even count).
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t mid = v.size() / 2;
+  return v.size() % 2 == 1 ? v[mid] : 0.5 * (v[mid - 1] + v[mid]);
 }
 
 struct policy_result {
@@ -172,7 +186,7 @@ class io_runner {
   std::thread thread_;
 };
 
-policy_result run_policy(const options& o, dispatch_policy policy) {
+policy_result run_policy(const options& o, dispatch_policy policy, std::size_t round) {
   boost::asio::io_context io;
   boost::json::object row;
   std::string failure;
@@ -230,6 +244,7 @@ policy_result run_policy(const options& o, dispatch_policy policy) {
     const auto checkouts = pool.at("checkouts").to_number<std::uint64_t>() - checkouts_before;
     row = boost::json::object{
         {"policy", std::string(to_string(policy))},
+        {"round", round},
         {"backend", report.at("backend")},
         {"partitions", latency_ms.size()},
         {"verified", verified},
@@ -249,7 +264,10 @@ policy_result run_policy(const options& o, dispatch_policy policy) {
         {"latency_p99_ms", percentile(latency_ms, 0.99)},
         {"stages", report.at("stages")},
         {"memory_plan_total_bytes", report.at("memory_plan").at("total_bytes")}};
-    if (e.trace() != nullptr) e.trace()->write(o.trace_prefix + std::string(to_string(policy)) + ".json");
+    if (e.trace() != nullptr) {
+      const std::string suffix = o.rounds > 1 ? "-round" + std::to_string(round) : std::string();
+      e.trace()->write(o.trace_prefix + std::string(to_string(policy)) + suffix + ".json");
+    }
     e.async_shutdown(true, boost::asio::use_future).get();
   } catch (const std::exception& ex) {
     failure = ex.what();
@@ -261,14 +279,14 @@ policy_result run_policy(const options& o, dispatch_policy policy) {
 double num(const boost::json::value& v) { return v.to_number<double>(); }
 
 void print_table(const options& o, const std::vector<policy_result>& results) {
-  std::printf("bench_pipeline: %s backend, %s 2^%u, %zu job(s) x %zu partitions per policy\n",
-              o.h200 ? "cuda" : "host", o.circuit.c_str(), o.log_n, o.jobs, o.partitions);
-  std::printf("%-10s %10s %8s %9s %9s %7s %7s %8s %9s %9s %9s\n", "policy", "part/s", "busy", "max_synth",
-              "max_fly", "allocs", "reuses", "reuse%", "H2D GB/s", "p50 ms", "p99 ms");
+  std::printf("bench_pipeline: %s backend, %s 2^%u, %zu job(s) x %zu partitions per policy, %zu round(s)\n",
+              o.h200 ? "cuda" : "host", o.circuit.c_str(), o.log_n, o.jobs, o.partitions, o.rounds);
+  std::printf("%-10s %5s %10s %8s %9s %9s %7s %7s %8s %9s %9s %9s\n", "policy", "round", "part/s", "busy",
+              "max_synth", "max_fly", "allocs", "reuses", "reuse%", "H2D GB/s", "p50 ms", "p99 ms");
   for (const auto& r : results) {
     const auto& row = r.row;
-    std::printf("%-10s %10.2f %7.1f%% %9.0f %9.0f %7.0f %7.0f %7.1f%% %9.2f %9.2f %9.2f\n",
-                std::string(to_string(r.policy)).c_str(), num(row.at("partitions_per_s")),
+    std::printf("%-10s %5.0f %10.2f %7.1f%% %9.0f %9.0f %7.0f %7.0f %7.1f%% %9.2f %9.2f %9.2f\n",
+                std::string(to_string(r.policy)).c_str(), num(row.at("round")), num(row.at("partitions_per_s")),
                 100.0 * num(row.at("gpu_busy_fraction")), num(row.at("max_concurrent_synthesis")),
                 num(row.at("max_in_flight")), num(row.at("pool_allocations")), num(row.at("pool_reuses")),
                 100.0 * num(row.at("pool_reuse_fraction")), num(row.at("h2d_gb_per_s")), num(row.at("latency_p50_ms")),
@@ -276,6 +294,55 @@ void print_table(const options& o, const std::vector<policy_result>& results) {
   }
   std::printf("(latency: admission to verified record; busy: fraction of the run a device had work; "
               "allocations and reuses after the pre-warm and one warm-up partition)\n");
+}
+
+// Each policy's medians over the rounds, and semaphore against the best other policy.
+boost::json::object summarize(const options& o, const std::vector<policy_result>& results) {
+  boost::json::object per_policy;
+  auto median_of = [&](dispatch_policy p, const char* key) {
+    std::vector<double> v;
+    for (const auto& r : results)
+      if (r.policy == p) v.push_back(num(r.row.at(key)));
+    return median(std::move(v));
+  };
+  for (dispatch_policy p : o.policies) {
+    per_policy[std::string(to_string(p))] = boost::json::object{
+        {"partitions_per_s", median_of(p, "partitions_per_s")},
+        {"gpu_busy_fraction", median_of(p, "gpu_busy_fraction")},
+        {"latency_p50_ms", median_of(p, "latency_p50_ms")},
+        {"latency_p99_ms", median_of(p, "latency_p99_ms")}};
+  }
+  boost::json::object out{{"rounds", o.rounds}, {"medians", per_policy}};
+  const bool has_semaphore =
+      std::find(o.policies.begin(), o.policies.end(), dispatch_policy::semaphore) != o.policies.end();
+  if (o.rounds > 1) std::printf("medians over %zu rounds:\n", o.rounds);
+  for (dispatch_policy p : o.policies) {
+    if (o.rounds == 1) break;
+    std::printf("%-10s %10.2f part/s %7.1f%% busy  p50 %9.2f ms  p99 %9.2f ms\n", std::string(to_string(p)).c_str(),
+                median_of(p, "partitions_per_s"), 100.0 * median_of(p, "gpu_busy_fraction"),
+                median_of(p, "latency_p50_ms"), median_of(p, "latency_p99_ms"));
+  }
+  if (has_semaphore && o.policies.size() > 1) {
+    double best = 0.0, best_p99 = 0.0;
+    std::string best_name;
+    for (dispatch_policy p : o.policies) {
+      if (p == dispatch_policy::semaphore) continue;
+      if (median_of(p, "partitions_per_s") > best) {
+        best = median_of(p, "partitions_per_s");
+        best_p99 = median_of(p, "latency_p99_ms");
+        best_name = std::string(to_string(p));
+      }
+    }
+    const double throughput_ratio = best > 0.0 ? median_of(dispatch_policy::semaphore, "partitions_per_s") / best : 0.0;
+    const double p99_ratio = median_of(dispatch_policy::semaphore, "latency_p99_ms") > 0.0
+                                 ? best_p99 / median_of(dispatch_policy::semaphore, "latency_p99_ms")
+                                 : 0.0;
+    std::printf("semaphore against the best other policy (%s): throughput %.3fx, p99 %.2fx lower\n",
+                best_name.c_str(), throughput_ratio, p99_ratio);
+    out["semaphore_vs_best"] = boost::json::object{
+        {"best_other", best_name}, {"throughput_ratio", throughput_ratio}, {"p99_lower_by", p99_ratio}};
+  }
+  return out;
 }
 
 }  // namespace
@@ -293,8 +360,14 @@ int main(int argc, char** argv) {
   runtime::init_logging(log);
   try {
     std::vector<policy_result> results;
-    for (dispatch_policy p : o.policies) results.push_back(run_policy(o, p));
+    for (std::size_t round = 0; round < o.rounds; ++round) {
+      for (std::size_t i = 0; i < o.policies.size(); ++i) {
+        const dispatch_policy p = o.policies[(i + round) % o.policies.size()];
+        results.push_back(run_policy(o, p, round));
+      }
+    }
     print_table(o, results);
+    boost::json::object summary = summarize(o, results);
     if (!o.json_path.empty()) {
       boost::json::array rows;
       for (auto& r : results) rows.push_back(std::move(r.row));
@@ -306,7 +379,8 @@ int main(int argc, char** argv) {
                               {"partitions_per_job", o.partitions},
                               {"devices", o.devices},
                               {"slots_per_device", o.slots},
-                              {"policies", std::move(rows)}};
+                              {"policies", std::move(rows)},
+                              {"summary", std::move(summary)}};
       std::ofstream file(o.json_path);
       if (!file) throw std::runtime_error("cannot write " + o.json_path);
       file << boost::json::serialize(out) << "\n";
