@@ -4,7 +4,8 @@
 // per step, in registers), and stores the outputs in natural order within the line, multiplied by
 // the six-step twiddle (earlier passes: one multiplication by a boundary-table entry, or lo * hi
 // where the plan keeps no table) or by the fused last-pass step. Index arithmetic lives in
-// ntt_schedule.hpp.
+// ntt_schedule.hpp. Blocks the schedule gives 2048 elements in several lines are launched as two
+// blocks of half the lines, with 128 threads each (see launch_ntt_pass).
 #include <coprove/cuda/detail/ntt_launch.hpp>
 #include <coprove/cuda/error.hpp>
 #include <coprove/cuda/fr_device.cuh>
@@ -16,7 +17,14 @@
 namespace coprove::cuda::detail {
 namespace {
 
+// Blocks of 2048 elements: 256 threads, registers budgeted for 3 blocks per SM (80 a thread; shared
+// memory, 66.5 KB a block, allows no more). Blocks of up to 1024 elements: 128 threads, 6 blocks per
+// SM, the same 24 warps and registers, but each barrier holds 4 warps instead of 8 and the blocks'
+// load, butterfly and store phases interleave more finely (2^24 forward -10%, 2^24 quotient -10%).
 constexpr unsigned threads_per_block = 256;
+constexpr unsigned large_block_min_blocks = 3;
+constexpr unsigned small_block_threads = 128;
+constexpr unsigned small_block_min_blocks = 6;
 
 __device__ __forceinline__ fr_device to_device(const ntt_constant& c) {
   fr_device v;
@@ -33,7 +41,10 @@ __device__ __forceinline__ fr_device power_from_tables(const void* lo, const voi
   return a * b;
 }
 
-__global__ void __launch_bounds__(threads_per_block, 3) ntt_pass_kernel(const ntt_pass_args args) {
+/// Threads and the blocks per SM the registers are budgeted for: 256 threads for blocks of 2048
+/// elements, 128 for blocks of up to 1024 (several of which share an SM).
+template <unsigned Threads, unsigned MinBlocks>
+__global__ void __launch_bounds__(Threads, MinBlocks) ntt_pass_kernel(const ntt_pass_args args) {
   extern __shared__ uint4 shared_raw[];
   fr_device* lines = reinterpret_cast<fr_device*>(shared_raw);
 
@@ -48,11 +59,11 @@ __global__ void __launch_bounds__(threads_per_block, 3) ntt_pass_kernel(const nt
   const unsigned vec = blockIdx.y;
 
   // Load: lines of a row are consecutive columns in memory (earlier passes) or contiguous runs
-  // (lo == 0); let consecutive threads read consecutive addresses either way.
+  // (lo == 0); let consecutive threads read consecutive addresses either way. Unrolled so that a
+  // thread has several global loads in flight (and, with a fused step, two independent products).
   {
     const fr_device* src = static_cast<const fr_device*>(args.src[vec]);
-    for (std::uint32_t i = threadIdx.x; i < elements; i += blockDim.x) {
-      std::uint32_t g, t;
+    const auto place = [&](std::uint32_t i, std::uint32_t& g, std::uint32_t& t) {
       if (shape.lo == 0) {
         g = i >> bits;
         t = i & (len - 1u);
@@ -60,20 +71,25 @@ __global__ void __launch_bounds__(threads_per_block, 3) ntt_pass_kernel(const nt
         g = i & (line_count - 1u);
         t = i >> log_lines;
       }
-      const std::uint32_t pos = shape.position(shape.line_of(block, g), t);
-      fr_device v;
-      switch (args.pre) {
-        case ntt_pre::coset:
-          v = fr_load(src + pos) * power_from_tables(args.pre_lo, args.pre_hi, args.split, pos);
-          break;
-        case ntt_pre::product:
-          v = fr_load(src + pos) * fr_load(static_cast<const fr_device*>(args.src_b) + pos);
-          break;
-        default:
-          v = fr_load(src + pos);
-          break;
+      return shape.position(shape.line_of(block, g), t);
+    };
+    if (args.pre == ntt_pre::none) {
+#pragma unroll 4
+      for (std::uint32_t i = threadIdx.x; i < elements; i += blockDim.x) {
+        std::uint32_t g, t;
+        const std::uint32_t pos = place(i, g, t);
+        fr_store(lines + g * pitch + t, fr_load(src + pos));
       }
-      fr_store(lines + g * pitch + t, v);
+    } else {
+#pragma unroll 2
+      for (std::uint32_t i = threadIdx.x; i < elements; i += blockDim.x) {
+        std::uint32_t g, t;
+        const std::uint32_t pos = place(i, g, t);
+        const fr_device factor = args.pre == ntt_pre::coset
+                                     ? power_from_tables(args.pre_lo, args.pre_hi, args.split, pos)
+                                     : fr_load(static_cast<const fr_device*>(args.src_b) + pos);
+        fr_store(lines + g * pitch + t, fr_mul(factor, fr_load(src + pos)));
+      }
     }
   }
   __syncthreads();
@@ -106,17 +122,12 @@ __global__ void __launch_bounds__(threads_per_block, 3) ntt_pass_kernel(const nt
         const fr_device x3 = fr_load(p + 3 * q);
         const fr_device y0 = x0 + x2;
         const fr_device y1 = x1 + x3;
-        const fr_device y2 = (x0 - x2) * fr_load_ldg(roots + ((j << level) << roots_shift));
-        const fr_device y3 = (x1 - x3) * fr_load_ldg(roots + (((j + q) << level) << roots_shift));
-        fr_device z1 = y0 - y1;
-        fr_device z3 = y2 - y3;
-        // Always true here (q == 1 has its own step below); written as a test because ptxas then
-        // spills 8 bytes instead of 24.
-        if (log_q != 0) {
-          const fr_device w = fr_load_ldg(roots + ((j << (level + 1)) << roots_shift));
-          z1 = z1 * w;
-          z3 = z3 * w;
-        }
+        // Differences that only feed a multiplication stay lazy (below 2r: fr_sub_lazy).
+        const fr_device y2 = fr_mul(fr_load_ldg(roots + ((j << level) << roots_shift)), fr_sub_lazy(x0, x2));
+        const fr_device y3 = fr_mul(fr_load_ldg(roots + (((j + q) << level) << roots_shift)), fr_sub_lazy(x1, x3));
+        const fr_device w = fr_load_ldg(roots + ((j << (level + 1)) << roots_shift));
+        const fr_device z1 = fr_mul(w, fr_sub_lazy(y0, y1));
+        const fr_device z3 = fr_mul(w, fr_sub_lazy(y2, y3));
         fr_store(p, y0 + y1);
         fr_store(p + q, z1);
         fr_store(p + 2 * q, y2 + y3);
@@ -141,7 +152,7 @@ __global__ void __launch_bounds__(threads_per_block, 3) ntt_pass_kernel(const nt
         const fr_device y0 = x0 + x2;
         const fr_device y1 = x1 + x3;
         const fr_device y2 = x0 - x2;
-        const fr_device y3 = (x1 - x3) * w4;
+        const fr_device y3 = fr_mul(w4, fr_sub_lazy(x1, x3));
         fr_store(p, y0 + y1);
         fr_store(p + 1, y0 - y1);
         fr_store(p + 2, y2 + y3);
@@ -173,6 +184,8 @@ __global__ void __launch_bounds__(threads_per_block, 3) ntt_pass_kernel(const nt
     // Earlier passes: consecutive lines are consecutive columns. The last pass of several: its
     // lines differ in the digit that lands lowest in the output. A single pass: one line.
     const bool line_fastest = !(shape.last && shape.passes == 1);
+    // Unrolled: two independent products (and loads) in flight per thread.
+#pragma unroll 2
     for (std::uint32_t i = threadIdx.x; i < elements; i += blockDim.x) {
       std::uint32_t g, k;
       if (line_fastest) {
@@ -228,6 +241,13 @@ __global__ void field_ops_kernel(const fr_device* a, const fr_device* b, fr_devi
   }
 }
 
+__global__ void lazy_product_kernel(const fr_device* a, const fr_device* b, const fr_device* c, fr_device* product,
+                                    std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x)
+    fr_store(product + i, fr_mul(fr_load(c + i), fr_sub_lazy(fr_load(a + i), fr_load(b + i))));
+}
+
 __global__ void mul_throughput_kernel(const fr_device* in, fr_device* out, std::size_t threads, unsigned rounds) {
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= threads) return;
@@ -264,17 +284,33 @@ void configure_ntt_kernels() {
   COPROVE_CUDA_TRY(cudaGetDevice(&device));
   const std::lock_guard lock(mutex);
   if (configured.count(device) != 0) return;
-  COPROVE_CUDA_TRY(cudaFuncSetAttribute(ntt_pass_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  COPROVE_CUDA_TRY(cudaFuncSetAttribute(ntt_pass_kernel<threads_per_block, large_block_min_blocks>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(max_shared_bytes())));
+  COPROVE_CUDA_TRY(cudaFuncSetAttribute(ntt_pass_kernel<small_block_threads, small_block_min_blocks>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(max_shared_bytes())));
   configured.insert(device);
 }
 
-void launch_ntt_pass(const ntt_pass_args& args, cudaStream_t stream) {
-  const ntt_pass_shape& shape = args.shape;
+void launch_ntt_pass(const ntt_pass_args& schedule_args, cudaStream_t stream) {
+  // A block of 2048 elements made of several lines is split in two (half the lines each): smaller
+  // blocks of 128 threads, more of them per SM, so that fewer warps wait on each barrier. Any
+  // number of lines up to the schedule's is valid: line_of covers every line once for each. A last
+  // pass keeps at least two lines a block: its stores are runs of 2^log_lines elements.
+  ntt_pass_args args = schedule_args;
+  ntt_pass_shape& shape = args.shape;
+  const unsigned min_log_lines = shape.last ? 2u : 1u;
+  if (shape.log_lines >= min_log_lines && shape.bits + shape.log_lines == ntt_max_pass_bits) --shape.log_lines;
   const std::uint32_t elements = (1u << shape.log_lines) << shape.bits;
-  const unsigned threads = std::min<std::uint32_t>(threads_per_block, std::max<std::uint32_t>(1, elements / 2));
   const dim3 grid(shape.blocks(), args.batch);
-  ntt_pass_kernel<<<grid, threads, ntt_pass_shared_bytes(shape), stream>>>(args);
+  if (elements > ntt_block_elements / 2) {
+    const unsigned threads = std::min<std::uint32_t>(threads_per_block, elements / 2);
+    ntt_pass_kernel<threads_per_block, large_block_min_blocks><<<grid, threads, ntt_pass_shared_bytes(shape), stream>>>(args);
+  } else {
+    const unsigned threads = std::min<std::uint32_t>(small_block_threads, std::max<std::uint32_t>(1, elements / 2));
+    ntt_pass_kernel<small_block_threads, small_block_min_blocks><<<grid, threads, ntt_pass_shared_bytes(shape), stream>>>(args);
+  }
   COPROVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -286,6 +322,16 @@ void launch_field_ops_check(const void* a, const void* b, void* sum, void* diffe
   field_ops_kernel<<<blocks, threads, 0, stream>>>(
       static_cast<const fr_device*>(a), static_cast<const fr_device*>(b), static_cast<fr_device*>(sum),
       static_cast<fr_device*>(difference), static_cast<fr_device*>(product), n);
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+void launch_lazy_product_check(const void* a, const void* b, const void* c, void* product, std::size_t n,
+                               cudaStream_t stream) {
+  if (n == 0) return;
+  const unsigned threads = 256;
+  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + threads - 1) / threads, 4096));
+  lazy_product_kernel<<<blocks, threads, 0, stream>>>(static_cast<const fr_device*>(a), static_cast<const fr_device*>(b),
+                                                      static_cast<const fr_device*>(c), static_cast<fr_device*>(product), n);
   COPROVE_CUDA_CHECK_LAUNCH();
 }
 

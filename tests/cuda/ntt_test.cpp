@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -325,6 +326,19 @@ void check_quotient(unsigned log_n) {
   CHECK(got == want);
 }
 
+/// Raw limbs (Montgomery words, not values) at the ends of the range: 0, 1, r - 1, r - 2, all-ones
+/// limbs below r, and all-ones low limbs with a zero top limb.
+std::vector<fr> raw_edge_elements() {
+  using limbs = std::array<std::uint64_t, 4>;
+  const limbs r_minus_1{0xffffffff00000000ULL, 0x53bda402fffe5bfeULL, 0x3339d80809a1d805ULL, 0x73eda753299d7d48ULL};
+  return {fr{limbs{0, 0, 0, 0}},
+          fr{limbs{1, 0, 0, 0}},
+          fr{r_minus_1},
+          fr{limbs{0xfffffffeffffffffULL, r_minus_1[1], r_minus_1[2], r_minus_1[3]}},
+          fr{limbs{~0ULL, ~0ULL, ~0ULL, 0x73eda753299d7d47ULL}},
+          fr{limbs{~0ULL, ~0ULL, ~0ULL, 0}}};
+}
+
 }  // namespace
 
 TEST_CASE("GPU Fr addition, subtraction and multiplication equal the CPU's", "[cuda][ntt][field][gpu]") {
@@ -343,6 +357,12 @@ TEST_CASE("GPU Fr addition, subtraction and multiplication equal the CPU's", "[c
   // below r.
   a[100] = fr{{0xffffffff00000000ULL, 0x53bda402fffe5bfeULL, 0x3339d80809a1d805ULL, 0x73eda753299d7d48ULL}};
   b[100] = a[100];
+  const auto raw = raw_edge_elements();
+  for (std::size_t i = 0; i < raw.size(); ++i)
+    for (std::size_t j = 0; j < raw.size(); ++j) {
+      a[200 + i * raw.size() + j] = raw[i];
+      b[200 + i * raw.size() + j] = raw[j];
+    }
   device_vector da(n), db(n), ds(n), dd(n), dp(n);
   da.poison_and_copy_h2d(a);
   db.poison_and_copy_h2d(b);
@@ -364,6 +384,40 @@ TEST_CASE("GPU Fr addition, subtraction and multiplication equal the CPU's", "[c
   CHECK(diff == want_diff);
   INFO("product: " << differences(prod, want_prod));
   CHECK(prod == want_prod);
+}
+
+TEST_CASE("a GPU product with a lazy difference (below 2r) is fully reduced and equals the CPU's", "[cuda][ntt][field][gpu]") {
+  if (!have_gpu()) FAIL("no CUDA device");
+  const std::size_t n = 1 << 16;
+  auto a = random_elements(n, fresh_seed());
+  auto b = random_elements(n, fresh_seed());
+  auto c = random_elements(n, fresh_seed());
+  // With a = r - 1, b = 0 (raw words) the lazy difference is 2r - 1 (its largest); with a == b it is
+  // exactly r.
+  const auto edges = raw_edge_elements();
+  std::size_t k = 0;
+  for (const fr& x : edges)
+    for (const fr& y : edges)
+      for (const fr& z : edges) {
+        a[k] = x;
+        b[k] = y;
+        c[k] = z;
+        ++k;
+      }
+  for (std::size_t i = 0; i < 64; ++i, ++k) b[k] = a[k];  // a == b: the lazy difference is r itself
+  device_vector da(n), db(n), dc(n), dp(n);
+  da.poison_and_copy_h2d(a);
+  db.poison_and_copy_h2d(b);
+  dc.poison_and_copy_h2d(c);
+  dp.poison();
+  detail::launch_lazy_product_check(da.data(), db.data(), dc.data(), dp.data(), n, nullptr);
+  check_cuda(cudaDeviceSynchronize(), "lazy product");
+  std::vector<fr> want(n);
+  for (std::size_t i = 0; i < n; ++i) want[i] = c[i] * (a[i] - b[i]);
+  const auto got = dp.copy_d2h();
+  CHECK(unwritten(got) == 0);
+  INFO(differences(got, want));
+  CHECK(got == want);
 }
 
 TEST_CASE("GPU NTTs equal the CPU transforms bit for bit", "[cuda][ntt][gpu]") {

@@ -86,6 +86,11 @@ void launch_ntt_pass(const ntt_pass_args& args, cudaStream_t stream);
 void launch_field_ops_check(const void* a, const void* b, void* sum, void* difference, void* product,
                             std::size_t n, cudaStream_t stream);
 
+/// For the tests: product[i] = c[i] * (a[i] - b[i]) with the difference left lazy (in [1, 2r - 1],
+/// fr_sub_lazy) as the butterflies leave it, over n elements in device memory.
+void launch_lazy_product_check(const void* a, const void* b, const void* c, void* product, std::size_t n,
+                               cudaStream_t stream);
+
 /// For the benchmark: each of `threads` threads runs two chains of `rounds` dependent Fr
 /// multiplications seeded from `in` (threads + 1 elements) and writes one element to `out`
 /// (threads elements): 2 * threads * rounds multiplications that touch memory only at the ends.
