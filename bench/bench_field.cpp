@@ -2,13 +2,19 @@
 // multiplication path this CPU supports (side by side, interleaved), and the forward, inverse and
 // coset NTTs and the full Groth16 quotient from 2^16 to 2^22 on all cores (medians).
 // Prints a table and, with --json PATH, writes [{"case","n","ms","mul_per_s"}]. The one-thread
-// cases ("fr_mul[path]", "fr_square[path]", "fr_mul_latency[path]") are timed in thread CPU time,
-// the transforms in wall time; --fr-path portable|adx picks the transforms' multiplication path.
+// cases ("fr_mul[path]", "fr_square[path]", "fr_mul_latency[path]", "fr_square_latency[path]",
+// "mimc_round[path]", and on x86-64 the chain kernels "fr_mul_latency[x86-64 chain kernel]" and
+// "fr_square_latency[x86-64 chain kernel]") are timed in thread CPU time, the transforms in wall
+// time; --fr-path portable|adx picks the transforms' multiplication path. The latency cases are one
+// dependent chain each (each step waits for the previous result, as in the MiMC witness);
+// mimc_round counts the three multiplications of a round (t^2, t^4, t^5), so 1 / mul_per_s is the
+// witness chain's time a constraint.
 //
 // mul_per_s counts the multiplications the algorithm is charged with: one per butterfly
 // (n/2 log2 n per transform) for the NTTs; for the quotient 7 transforms plus 2n pointwise.
 #include <coprove/prover/domain.hpp>
 #include <coprove/prover/fr.hpp>
+#include <coprove/prover/mimc.hpp>
 #include <coprove/prover/ntt.hpp>
 #include <coprove/prover/parallel.hpp>
 #include <coprove/prover/quotient.hpp>
@@ -111,6 +117,12 @@ std::vector<result> bench_mul_paths(std::size_t count, int reps) {
          for (std::size_t i = 0; i < n; ++i) x *= m;
          return x;
        }},
+      {"fr_square_latency", [&](std::size_t n) {
+         fr x = s0;
+         for (std::size_t i = 0; i < n; ++i) x = x.square();
+         return x;
+       }},
+      {"mimc_round", [&](std::size_t n) { return mimc_permute(s0, n / 3, mimc_chain_tag); }},
   };
   std::vector<result> out;
   for (const kernel& k : kernels) {
@@ -134,6 +146,37 @@ std::vector<result> bench_mul_paths(std::size_t count, int reps) {
     }
   }
   set_fr_multiply_path(start_path);
+#if defined(COPROVE_FR_HAVE_ADX_LATENCY)
+  // The kernels the MiMC round chains on the MULX/ADX path, alone (fully reduced each step).
+  if (fr_multiply_path_supported(fr_multiply_path::x86_64_adx)) {
+    const std::vector<kernel> chain_kernels = {
+        {"fr_mul_latency", [&](std::size_t n) {
+           detail::limbs4 x = s0.limbs;
+           for (std::size_t i = 0; i < n; ++i) x = detail::mont_mul_latency_adx(x, m.limbs);
+           return fr{x};
+         }},
+        {"fr_square_latency", [&](std::size_t n) {
+           detail::limbs4 x = s0.limbs;
+           for (std::size_t i = 0; i < n; ++i) x = detail::mont_square_latency_adx(x);
+           return fr{x};
+         }},
+    };
+    for (const kernel& k : chain_kernels) {
+      std::vector<double> times;
+      fr sink = fr::zero();
+      for (int r = 0; r < reps; ++r) {
+        const double start = thread_cpu_ms();
+        sink += k.run(count);
+        times.push_back(thread_cpu_ms() - start);
+      }
+      if (sink.is_zero()) std::puts("");
+      std::sort(times.begin(), times.end());
+      const double ms = times[times.size() / 2];
+      out.push_back({std::string(k.name) + "[x86-64 chain kernel]", count, ms,
+                     static_cast<double>(count) / (ms / 1e3)});
+    }
+  }
+#endif
   return out;
 }
 
@@ -213,10 +256,10 @@ int main(int argc, char** argv) {
         7 * butterflies + 2.0 * n);
   }
 
-  std::printf("%-34s %10s %12s %14s   (threads: %zu; NTTs on the %s path)\n", "case", "n", "ms",
+  std::printf("%-40s %10s %12s %14s   (threads: %zu; NTTs on the %s path)\n", "case", "n", "ms",
               "Mmul/s", parallelism(), std::string(fr_multiply_path_name()).c_str());
   for (const auto& r : results) {
-    std::printf("%-34s %10zu %12.3f %14.1f\n", r.name.c_str(), r.n, r.ms, r.mul_per_s / 1e6);
+    std::printf("%-40s %10zu %12.3f %14.1f\n", r.name.c_str(), r.n, r.ms, r.mul_per_s / 1e6);
   }
   if (!json_path.empty()) {
     boost::json::array out;

@@ -1,6 +1,8 @@
 // Tests of the two Fr multiplication paths (portable 128-bit products, x86-64 MULX/ADCX/ADOX):
 // each against an independent big-integer reference on random and edge inputs, against each
-// other, and the switch between them.
+// other, and the switch between them; and the x86-64 chain kernels of the MiMC witness (lazy
+// square and product, reduction, lazy addition) against the portable product, also over long
+// dependent chains.
 #include <coprove/prover/fr.hpp>
 
 #include <catch2/catch.hpp>
@@ -124,6 +126,45 @@ struct path_guard {
   ~path_guard() { coprove::prover::set_fr_multiply_path(saved); }
 };
 
+limbs4 plus(const limbs4& x, const limbs4& y) {
+  limbs4 out;
+  unsigned __int128 carry = 0;
+  for (int i = 0; i < 4; ++i) {
+    const unsigned __int128 s = static_cast<unsigned __int128>(x[i]) + y[i] + carry;
+    out[i] = static_cast<std::uint64_t>(s);
+    carry = s >> 64;
+  }
+  return out;
+}
+
+/// Whether x < bound (both as 256-bit integers).
+bool below(const limbs4& x, const limbs4& bound) {
+  for (int i = 3; i >= 0; --i) {
+    if (x[i] != bound[i]) return x[i] < bound[i];
+  }
+  return false;
+}
+
+const limbs4 two_r = plus(detail::fr_modulus, detail::fr_modulus);
+
+/// x mod r for x < 2r, by the reference subtraction.
+limbs4 reduced(const limbs4& x) {
+  if (!at_least_r(x)) return x;
+  return reduce_mod_r(u512{x[0], x[1], x[2], x[3], 0, 0, 0, 0});
+}
+
+/// Lazy values (in [r, 2r) and below r) as chain steps produce them: r + v for small and large v.
+std::vector<limbs4> lazy_inputs(std::size_t count, std::uint64_t seed) {
+  std::vector<limbs4> out = edge_inputs();
+  const std::size_t edges = out.size();
+  for (std::size_t i = 0; i < edges; ++i) out.push_back(plus(detail::fr_modulus, out[i]));
+  std::mt19937_64 gen(seed);
+  for (std::size_t i = 0; i < count; ++i) {
+    out.push_back(plus(detail::fr_modulus, fr::random(gen).limbs));
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("the portable product matches a big-integer reference on edge and random inputs",
@@ -182,6 +223,149 @@ TEST_CASE("the MULX/ADX product and square match the reference and the portable 
 #endif
   }
   CHECK(mismatches == 0);
+}
+#endif
+
+#if defined(COPROVE_FR_HAVE_ADX_LATENCY)
+TEST_CASE("the chain kernels' square and product match the reference and the portable product bit "
+          "for bit, lazily below 2r",
+          "[prover][field][cpu]") {
+  if (!adx_supported()) {
+    WARN("this CPU lacks BMI2/ADX: the x86-64 chain kernels cannot run here");
+    return;
+  }
+  const auto edges = edge_inputs();
+  for (const auto& x : edges) {
+    for (const auto& y : edges) {
+      INFO("x[3] " << x[3] << " x[0] " << x[0] << " y[3] " << y[3] << " y[0] " << y[0]);
+      const limbs4 lazy = detail::mont_mul_lazy_adx(x, y);
+      CHECK(below(lazy, two_r));
+      CHECK(reduced(lazy) == detail::mont_mul_portable(x, y));
+      const limbs4 z = detail::mont_mul_latency_adx(x, y);
+      CHECK(is_montgomery_product(z, x, y));
+      CHECK(z == detail::mont_mul_portable(x, y));
+    }
+    const limbs4 lazy = detail::mont_square_lazy_adx(x);
+    CHECK(below(lazy, two_r));
+    CHECK(reduced(lazy) == detail::mont_mul_portable(x, x));
+    const limbs4 z = detail::mont_square_latency_adx(x);
+    CHECK(is_montgomery_product(z, x, x));
+    CHECK(z == detail::mont_mul_portable(x, x));
+  }
+  const auto values = random_inputs(200, 13);
+  for (std::size_t i = 0; i + 1 < values.size(); ++i) {
+    CHECK(is_montgomery_product(detail::mont_mul_latency_adx(values[i], values[i + 1]), values[i],
+                                values[i + 1]));
+    CHECK(is_montgomery_product(detail::mont_square_latency_adx(values[i]), values[i], values[i]));
+  }
+  std::mt19937_64 gen(101);
+  std::size_t mismatches = 0;
+  for (int i = 0; i < 100000; ++i) {
+    const limbs4 x = fr::random(gen).limbs, y = fr::random(gen).limbs;
+    if (detail::mont_mul_latency_adx(x, y) != detail::mont_mul_portable(x, y)) ++mismatches;
+    if (detail::mont_square_latency_adx(x) != detail::mont_mul_portable(x, x)) ++mismatches;
+  }
+  CHECK(mismatches == 0);
+}
+
+TEST_CASE("the lazy kernels accept lazy operands within their documented bounds",
+          "[prover][field][cpu]") {
+  if (!adx_supported()) {
+    WARN("this CPU lacks BMI2/ADX: the x86-64 chain kernels cannot run here");
+    return;
+  }
+  // The product takes a < 2r (a lazy value) times b < r.
+  const auto lazy = lazy_inputs(300, 17);
+  const auto canonical = random_inputs(40, 19);
+  std::vector<limbs4> factors = edge_inputs();
+  factors.insert(factors.end(), canonical.begin(), canonical.end());
+  for (const auto& a : lazy) {
+    for (const auto& b : factors) {
+      const limbs4 z = detail::mont_mul_lazy_adx(a, b);
+      CHECK(below(z, two_r));
+      CHECK(reduced(z) == detail::mont_mul_portable(reduced(a), b));
+    }
+  }
+  // The square takes a < 1.486 r: every lazy square of a value below r, and the largest values
+  // that still fit.
+  std::vector<limbs4> squarable;
+  for (const auto& x : edge_inputs()) squarable.push_back(detail::mont_square_lazy_adx(x));
+  for (const auto& x : canonical) squarable.push_back(detail::mont_square_lazy_adx(x));
+  // floor(sqrt(r * 2^256)), the largest a with a^2 < r * 2^256, and a few below it.
+  const limbs4 largest{0, 0x8000000000000000ULL, 0x00000000ffffffffULL, 0xac45a4010001a402ULL};
+  squarable.push_back(minus(largest, 0));
+  squarable.push_back(minus(largest, 1));
+  squarable.push_back(minus(largest, 0xffffffffULL));
+  for (const auto& a : squarable) {
+    INFO("a[3] " << a[3] << " a[0] " << a[0]);
+    const limbs4 z = detail::mont_square_lazy_adx(a);
+    CHECK(below(z, two_r));
+    CHECK(is_montgomery_product(reduced(z), reduced(a), reduced(a)));
+    CHECK(reduced(z) == detail::mont_mul_portable(reduced(a), reduced(a)));
+  }
+}
+
+TEST_CASE("the reduction and the lazy addition give the canonical value on every edge",
+          "[prover][field][cpu]") {
+  if (!adx_supported()) {
+    WARN("this CPU lacks BMI2/ADX: the x86-64 chain kernels cannot run here");
+    return;
+  }
+  const limbs4 r = detail::fr_modulus;
+  std::vector<limbs4> ys = lazy_inputs(200, 23);
+  ys.push_back(minus(two_r, 1));
+  ys.push_back(minus(two_r, 2));
+  std::vector<limbs4> ks = edge_inputs();
+  ks.push_back(limbs4{~0ULL, ~0ULL, ~0ULL, ~0ULL >> 2});  // the largest round constant
+  const auto more = random_inputs(30, 29);
+  ks.insert(ks.end(), more.begin(), more.end());
+  for (const auto& y : ys) {
+    INFO("y[3] " << y[3] << " y[0] " << y[0]);
+    CHECK(detail::reduce_once_x86_64(y) == reduced(y));
+    for (const auto& k : ks) {
+      const limbs4 sum = detail::add_reduce_x86_64(y, detail::make_lazy_addend(k));
+      // The reference: (y mod r) + k, reduced by the portable addition.
+      CHECK(sum == (fr{reduced(y)} + fr{k}).limbs);
+      CHECK_FALSE(at_least_r(sum));
+    }
+  }
+  CHECK(detail::reduce_once_x86_64(r) == limbs4{0, 0, 0, 0});
+  CHECK(detail::add_reduce_x86_64(minus(two_r, 1), detail::make_lazy_addend(minus(r, 1))) ==
+        minus(r, 2));  // 3r - 2 mod r
+}
+
+TEST_CASE("long chains on the lazy kernels stay bit-identical to the portable path",
+          "[prover][field][cpu]") {
+  if (!adx_supported()) {
+    WARN("this CPU lacks BMI2/ADX: the x86-64 chain kernels cannot run here");
+    return;
+  }
+  // x -> x^5 + k as the MiMC round chains it (squares and the product on lazy values), against
+  // the same chain on the portable product, 5000 steps from several starts.
+  std::mt19937_64 gen(31);
+  std::vector<limbs4> starts = {limbs4{0, 0, 0, 0}, detail::fr_r, minus(detail::fr_modulus, 1)};
+  for (int i = 0; i < 5; ++i) starts.push_back(fr::random(gen).limbs);
+  for (const auto& start : starts) {
+    limbs4 fast = start, slow = start;
+    std::size_t mismatches = 0;
+    for (int step = 0; step < 5000; ++step) {
+      const limbs4 k = fr::random(gen).limbs;
+      const limbs4 s = detail::mont_square_lazy_adx(fast);
+      const limbs4 q = detail::mont_square_lazy_adx(s);
+      const limbs4 y = detail::mont_mul_lazy_adx(q, fast);
+      const limbs4 slow_s = detail::mont_mul_portable(slow, slow);
+      const limbs4 slow_q = detail::mont_mul_portable(slow_s, slow_s);
+      const limbs4 slow_y = detail::mont_mul_portable(slow_q, slow);
+      if (detail::reduce_once_x86_64(s) != slow_s || detail::reduce_once_x86_64(q) != slow_q ||
+          detail::reduce_once_x86_64(y) != slow_y) {
+        ++mismatches;
+      }
+      fast = detail::add_reduce_x86_64(y, detail::make_lazy_addend(k));
+      slow = (fr{slow_y} + fr{k}).limbs;
+    }
+    CHECK(mismatches == 0);
+    CHECK(fast == slow);
+  }
 }
 #endif
 

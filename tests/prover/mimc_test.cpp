@@ -1,4 +1,5 @@
-// Tests of the MiMC hash chain and Merkle-path circuits and the circuit registry.
+// Tests of the MiMC hash chain and Merkle-path circuits and the circuit registry, and that the
+// witness is the same on every Fr multiplication path (the x86-64 one chains lazy values).
 #include <coprove/prover/mimc.hpp>
 
 #include <coprove/prover/circuits.hpp>
@@ -7,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,6 +25,20 @@ std::string error_of(std::string_view name, unsigned log) {
     return e.what();
   }
   return {};
+}
+
+/// Restores the Fr multiplication path active when the test began.
+struct path_guard {
+  fr_multiply_path saved = active_fr_multiply_path();
+  ~path_guard() { set_fr_multiply_path(saved); }
+};
+
+/// (x + k)^5, k the round constant, on the portable product alone: the reference chain.
+fr reference_round(const fr& x, std::uint64_t tag, std::uint64_t i) {
+  const fr t = x + mimc_round_constant(tag, i);
+  const fr s{detail::mont_mul_portable(t.limbs, t.limbs)};
+  const fr q{detail::mont_mul_portable(s.limbs, s.limbs)};
+  return fr{detail::mont_mul_portable(q.limbs, t.limbs)};
 }
 
 }  // namespace
@@ -69,6 +86,58 @@ TEST_CASE("partitions prove different preimages over the same structure", "[prov
   CHECK(m0.preimage() != m2.preimage());
   CHECK(m0.preimage() == mimc_circuit::preimage_for(5, 0));
   CHECK(m0.output() != m1.output());
+}
+
+TEST_CASE("the MiMC witness and outputs are bit-identical on every multiplication path",
+          "[prover][mimc][cpu]") {
+  path_guard guard;
+  const fr preimage = mimc_circuit::preimage_for(11, 2);
+  const mimc_circuit chain(12, preimage);
+  const auto merkle = make_circuit("merkle", 12, 3, 1);
+  const std::array<fr, 4> starts{fr::zero(), fr::one(), -fr::one(), preimage};
+  std::vector<std::vector<fr>> witnesses, merkle_witnesses, permutations;
+  for (fr_multiply_path path : {fr_multiply_path::portable, fr_multiply_path::x86_64_adx}) {
+    if (!fr_multiply_path_supported(path)) continue;
+    set_fr_multiply_path(path);
+    INFO("path " << to_string(path));
+    // The chain's every value against the reference: s, q, y of each round (the last y is the
+    // public output), the preimage first among the auxiliaries.
+    const std::vector<fr> w = synthesize_witness(chain);
+    const std::size_t inputs = chain.shape().num_inputs;
+    REQUIRE(w.size() == chain.shape().num_variables());
+    CHECK(w[inputs] == preimage);
+    fr x = preimage;
+    std::size_t mismatches = 0;
+    for (std::size_t r = 0; r < chain.rounds(); ++r) {
+      const fr t = x + mimc_round_constant(mimc_chain_tag, r);
+      const fr s{detail::mont_mul_portable(t.limbs, t.limbs)};
+      const fr q{detail::mont_mul_portable(s.limbs, s.limbs)};
+      x = reference_round(x, mimc_chain_tag, r);
+      const std::size_t at = inputs + 1 + 3 * r;
+      if (w[at] != s || w[at + 1] != q) ++mismatches;
+      if (r + 1 < chain.rounds() && w[at + 2] != x) ++mismatches;
+    }
+    CHECK(mismatches == 0);
+    CHECK(w[1] == x);
+    CHECK(chain.output() == x);
+    witnesses.push_back(w);
+    merkle_witnesses.push_back(synthesize_witness(*merkle));
+    // Long permutations from edge and ordinary starts.
+    std::vector<fr> outs;
+    for (const fr& start : starts) {
+      fr ref = start;
+      for (std::uint64_t i = 0; i < 4000; ++i) ref = reference_round(ref, 99, 5 + i);
+      outs.push_back(mimc_permute(start, 4000, 99, 5));
+      CHECK(outs.back() == ref);
+    }
+    CHECK(mimc_permute(preimage, 0, 99) == preimage);
+    permutations.push_back(outs);
+  }
+  for (std::size_t i = 1; i < witnesses.size(); ++i) {
+    CHECK(witnesses[i] == witnesses[0]);
+    CHECK(merkle_witnesses[i] == merkle_witnesses[0]);
+    CHECK(permutations[i] == permutations[0]);
+  }
 }
 
 TEST_CASE("MiMC round constants are deterministic and reduced", "[prover][mimc][cpu]") {

@@ -5,6 +5,8 @@
 // multiplication has two paths with identical results: portable C++ on 128-bit products, and on
 // x86-64 MULX/ADCX/ADOX assembly, taken when CPUID reports BMI2 and ADX (chosen once at start-up,
 // not at compile time, so one binary runs on any x86-64 CPU); fr_multiply_path_name() says which.
+// The x86-64 path also has latency-oriented kernels for dependent chains (the MiMC witness), in
+// optimized builds.
 #pragma once
 
 #include <array>
@@ -405,6 +407,278 @@ inline limbs4 mont_square_adx(const limbs4& a) noexcept {
   limbs4 out{t4, t5, t6, t7};
   reduce_once(out);
   return out;
+}
+
+// Kernels for dependent chains (the MiMC witness: t -> t^2 -> t^4 -> t^5 -> next round). A chain
+// waits for each result, so what counts is the latency from the last input word to the result,
+// not the work: operands and results stay in registers (no store and reload between steps), the
+// 512-bit product is formed first and only its low half is reduced (so the reduction of word 0
+// starts as soon as that word exists, while the rest of the product is still being formed), the
+// reduction multiplies by r's special low limb with a shift and a subtraction, and the "lazy"
+// forms leave out the final conditional subtraction, which the next step does not need when the
+// bounds below hold. mont_mul_adx / mont_square_adx stay the kernels behind fr's operators (the
+// NTT, the quotient, everything else); these serve the MiMC round (prover/src/mimc.cpp), and
+// bench_field's "...latency[x86-64 chain kernel]" and "mimc_round" rows measure them.
+#define COPROVE_FR_HAVE_ADX_LATENCY 1
+
+// One word-by-word Montgomery reduction step of the low half: m = X0 * -r^-1, then
+// X0..X3 + m * r, whose low word is zero; its carry word lands in X0 (the register falls out of
+// the low half as the value moves down one word). ADCX carries the high products, ADOX the low.
+// r's low limb 2^64 - 2^32 + 1 spares the multiplication by it: X0 + m * r0 is exactly
+// 2^64 * (m - (m >> 32) + carry(X0 + m)), because X0 + m - (m << 32) is 0 mod 2^64 by the
+// choice of m. So the word X1 waits on one MULX (m * r1) rather than two. (hi holds
+// m - (m >> 32) until the first MULX.)
+#define COPROVE_FR_REDC_STEP(X0, X1, X2, X3)  \
+  "movq %[" X0 "], %%rdx\n\t"                 \
+  "imulq %[inv], %%rdx\n\t"                   \
+  "movq %%rdx, %[lo]\n\t"                     \
+  "shrq $32, %[lo]\n\t"                       \
+  "movq %%rdx, %[hi]\n\t"                     \
+  "subq %[lo], %[hi]\n\t"                     \
+  "xorl %k[lo], %k[lo]\n\t"                   \
+  "adcxq %%rdx, %[" X0 "]\n\t"                \
+  "adcxq %[hi], %[" X1 "]\n\t"                \
+  "mulxq %[p1], %[lo], %[hi]\n\t"             \
+  "adoxq %[lo], %[" X1 "]\n\t"                \
+  "adcxq %[hi], %[" X2 "]\n\t"                \
+  "mulxq %[p2], %[lo], %[hi]\n\t"             \
+  "adoxq %[lo], %[" X2 "]\n\t"                \
+  "adcxq %[hi], %[" X3 "]\n\t"                \
+  "mulxq %[p3], %[lo], %[hi]\n\t"             \
+  "movl $0, %k[" X0 "]\n\t"                   \
+  "adoxq %[lo], %[" X3 "]\n\t"                \
+  "adcxq %[hi], %[" X0 "]\n\t"                \
+  "movl $0, %k[lo]\n\t"                       \
+  "adoxq %[lo], %[" X0 "]\n\t"
+
+// The four reduction steps of t0..t3 (a value below r + 1 afterwards), added to t4..t7.
+#define COPROVE_FR_REDC_LOW_HALF                   \
+  COPROVE_FR_REDC_STEP("t0", "t1", "t2", "t3")     \
+  COPROVE_FR_REDC_STEP("t1", "t2", "t3", "t0")     \
+  COPROVE_FR_REDC_STEP("t2", "t3", "t0", "t1")     \
+  COPROVE_FR_REDC_STEP("t3", "t0", "t1", "t2")     \
+  "addq %[t0], %[t4]\n\t"                          \
+  "adcq %[t1], %[t5]\n\t"                          \
+  "adcq %[t2], %[t6]\n\t"                          \
+  "adcq %[t3], %[t7]\n\t"
+
+#define COPROVE_FR_REDC_CONSTANTS \
+  [p1] "m"(fr_modulus[1]), [p2] "m"(fr_modulus[2]), [p3] "m"(fr_modulus[3]), [inv] "m"(fr_inv)
+
+/// a^2 * R^-1 mod r, possibly plus r: a value below a^2 / 2^256 + r, congruent to the Montgomery
+/// square. Needs a^2 < r * 2^256 (a < 1.486 r), which keeps the result below 2r; for any a < r
+/// the result is below 1.453 r, so it can be squared again this way. Same requirements as
+/// mont_mul_adx (BMI2 and ADX).
+inline limbs4 mont_square_lazy_adx(const limbs4& a) noexcept {
+  // a0 is read once, into rdx, before its register becomes t0; a1..a3 are read up to the end
+  // of the product (the diagonal squares), so with a frame pointer (14 free registers for the
+  // 11 of the kernel and these three) the compiler may pass one of them from memory.
+  std::uint64_t t0 = a[0], t1, t2, t3, t4, t5, t6, t7, lo, hi;
+  __asm__(
+      // a0 * (a0, a1, a2, a3): a0^2 waits in t0 (low word of the product) and t7.
+      "movq %[t0], %%rdx\n\t"
+      "mulxq %%rdx, %[t0], %[t7]\n\t"
+      "mulxq %[a1], %[t1], %[t2]\n\t"
+      "mulxq %[a2], %[lo], %[t3]\n\t"
+      "mulxq %[a3], %[hi], %[t4]\n\t"
+      "addq %[lo], %[t2]\n\t"
+      "adcq %[hi], %[t3]\n\t"
+      "adcq $0, %[t4]\n\t"
+      // a1 * (a2, a3) at words 3..5, t6 as scratch.
+      "movq %[a1], %%rdx\n\t"
+      "mulxq %[a2], %[lo], %[hi]\n\t"
+      "mulxq %[a3], %[t6], %[t5]\n\t"
+      "addq %[lo], %[t3]\n\t"
+      "adcq %[hi], %[t4]\n\t"
+      "adcq $0, %[t5]\n\t"
+      "addq %[t6], %[t4]\n\t"
+      // a2 * a3 at words 5..6 (the carry of the previous addition included).
+      "movq %[a2], %%rdx\n\t"
+      "mulxq %[a3], %[lo], %[t6]\n\t"
+      "adcq %[lo], %[t5]\n\t"
+      "adcq $0, %[t6]\n\t"
+      // Double the cross products (ADCX) and add the squares (ADOX).
+      "movq %[t7], %[hi]\n\t"
+      "xorl %k[t7], %k[t7]\n\t"
+      "adcxq %[t1], %[t1]\n\t"
+      "adoxq %[hi], %[t1]\n\t"
+      "movq %[a1], %%rdx\n\t"
+      "mulxq %%rdx, %[lo], %[hi]\n\t"
+      "adcxq %[t2], %[t2]\n\t"
+      "adoxq %[lo], %[t2]\n\t"
+      "adcxq %[t3], %[t3]\n\t"
+      "adoxq %[hi], %[t3]\n\t"
+      "movq %[a2], %%rdx\n\t"
+      "mulxq %%rdx, %[lo], %[hi]\n\t"
+      "adcxq %[t4], %[t4]\n\t"
+      "adoxq %[lo], %[t4]\n\t"
+      "adcxq %[t5], %[t5]\n\t"
+      "adoxq %[hi], %[t5]\n\t"
+      "movq %[a3], %%rdx\n\t"
+      "mulxq %%rdx, %[lo], %[hi]\n\t"
+      "adcxq %[t6], %[t6]\n\t"
+      "adoxq %[lo], %[t6]\n\t"
+      "adcxq %[t7], %[t7]\n\t"
+      "adoxq %[hi], %[t7]\n\t"
+      COPROVE_FR_REDC_LOW_HALF
+      : [t0] "+&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4),
+        [t5] "=&r"(t5), [t6] "=&r"(t6), [t7] "=&r"(t7), [lo] "=&r"(lo), [hi] "=&r"(hi)
+      : [a1] "rm"(a[1]), [a2] "rm"(a[2]), [a3] "rm"(a[3]), COPROVE_FR_REDC_CONSTANTS
+      : "rdx", "cc");
+  return {t4, t5, t6, t7};
+}
+
+/// a * b * R^-1 mod r, possibly plus r: a value below a * b / 2^256 + r, congruent to the
+/// Montgomery product. Needs a * b < r * 2^256 (e.g. a < 2r and b < r), which keeps the result
+/// below 2r. `a` is the operand the chain waits for (kept in registers); `b` is read from memory.
+/// Same requirements as mont_mul_adx (BMI2 and ADX).
+inline limbs4 mont_mul_lazy_adx(const limbs4& a, const limbs4& b) noexcept {
+  // Each a_i is read once, into rdx, at the start of its row; the product words t5..t7 take the
+  // registers of a1..a3 as those rows begin, so the kernel needs 11 registers besides b's address.
+  std::uint64_t t0 = a[0], t5 = a[1], t6 = a[2], t7 = a[3], t1, t2, t3, t4, lo, hi;
+  __asm__(
+      "movq %[t0], %%rdx\n\t"
+      "mulxq 0(%[b]), %[t0], %[t1]\n\t"
+      "mulxq 8(%[b]), %[lo], %[t2]\n\t"
+      "mulxq 16(%[b]), %[hi], %[t3]\n\t"
+      "addq %[lo], %[t1]\n\t"
+      "adcq %[hi], %[t2]\n\t"
+      "mulxq 24(%[b]), %[lo], %[t4]\n\t"
+      "adcq %[lo], %[t3]\n\t"
+      "adcq $0, %[t4]\n\t"
+// a_i * b added at words i..i+4 (X5 is the register that held a_i, now the row's top word).
+#define COPROVE_FR_MUL_ROW(X1, X2, X3, X4, X5) \
+  "movq %[" X5 "], %%rdx\n\t"                \
+  "xorl %k[" X5 "], %k[" X5 "]\n\t"          \
+  "mulxq 0(%[b]), %[lo], %[hi]\n\t"          \
+  "adoxq %[lo], %[" X1 "]\n\t"               \
+  "adcxq %[hi], %[" X2 "]\n\t"               \
+  "mulxq 8(%[b]), %[lo], %[hi]\n\t"          \
+  "adoxq %[lo], %[" X2 "]\n\t"               \
+  "adcxq %[hi], %[" X3 "]\n\t"               \
+  "mulxq 16(%[b]), %[lo], %[hi]\n\t"         \
+  "adoxq %[lo], %[" X3 "]\n\t"               \
+  "adcxq %[hi], %[" X4 "]\n\t"               \
+  "mulxq 24(%[b]), %[lo], %[hi]\n\t"         \
+  "adoxq %[lo], %[" X4 "]\n\t"               \
+  "adcxq %[hi], %[" X5 "]\n\t"               \
+  "movl $0, %k[lo]\n\t"                      \
+  "adoxq %[lo], %[" X5 "]\n\t"
+      COPROVE_FR_MUL_ROW("t1", "t2", "t3", "t4", "t5")
+      COPROVE_FR_MUL_ROW("t2", "t3", "t4", "t5", "t6")
+      COPROVE_FR_MUL_ROW("t3", "t4", "t5", "t6", "t7")
+#undef COPROVE_FR_MUL_ROW
+      COPROVE_FR_REDC_LOW_HALF
+      : [t0] "+&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4),
+        [t5] "+&r"(t5), [t6] "+&r"(t6), [t7] "+&r"(t7), [lo] "=&r"(lo), [hi] "=&r"(hi)
+      // b through one address register (operands of the form base + index would take two); the
+      // "m" operand tells the compiler that the limbs are read.
+      : [b] "r"(b.data()), "m"(b), COPROVE_FR_REDC_CONSTANTS
+      : "rdx", "cc");
+  return {t4, t5, t6, t7};
+}
+
+#undef COPROVE_FR_REDC_CONSTANTS
+#undef COPROVE_FR_REDC_LOW_HALF
+#undef COPROVE_FR_REDC_STEP
+
+/// x - r when x >= r (x < 2r): reduce_once with the subtraction and the selection in one asm
+/// block (SUB/SBB and CMOV only, so any x86-64), the operands in registers throughout.
+inline limbs4 reduce_once_x86_64(const limbs4& x) noexcept {
+  std::uint64_t y0 = x[0], y1 = x[1], y2 = x[2], y3 = x[3];
+  __asm__(
+      "subq %[p0], %[y0]\n\t"
+      "sbbq %[p1], %[y1]\n\t"
+      "sbbq %[p2], %[y2]\n\t"
+      "sbbq %[p3], %[y3]\n\t"
+      // Borrow: x < r, keep x.
+      "cmovcq %[x0], %[y0]\n\t"
+      "cmovcq %[x1], %[y1]\n\t"
+      "cmovcq %[x2], %[y2]\n\t"
+      "cmovcq %[x3], %[y3]\n\t"
+      : [y0] "+&r"(y0), [y1] "+&r"(y1), [y2] "+&r"(y2), [y3] "+&r"(y3)
+      : [x0] "r"(x[0]), [x1] "r"(x[1]), [x2] "r"(x[2]), [x3] "r"(x[3]),
+        [p0] "m"(fr_modulus[0]), [p1] "m"(fr_modulus[1]), [p2] "m"(fr_modulus[2]),
+        [p3] "m"(fr_modulus[3])
+      : "cc");
+  return {y0, y1, y2, y3};
+}
+
+/// The addend k of add_reduce_x86_64 with its shifted copies, prepared away from the chain.
+struct lazy_addend {
+  limbs4 k;            ///< k < r
+  limbs4 k_minus_r;    ///< k - r + 2^256
+  limbs4 k_minus_2r;   ///< k - 2r + 2^256
+};
+
+/// Prepares k (< r) for add_reduce_x86_64.
+inline lazy_addend make_lazy_addend(const limbs4& k) noexcept {
+  lazy_addend out{k, {}, {}};
+  std::uint64_t borrow = 0;
+  for (int i = 0; i < 4; ++i) out.k_minus_r[i] = sbb(k[i], fr_modulus[i], borrow);
+  // 2r < 2^256: r's top bit is clear.
+  const limbs4 two_r{fr_modulus[0] << 1, (fr_modulus[1] << 1) | (fr_modulus[0] >> 63),
+                     (fr_modulus[2] << 1) | (fr_modulus[1] >> 63),
+                     (fr_modulus[3] << 1) | (fr_modulus[2] >> 63)};
+  borrow = 0;
+  for (int i = 0; i < 4; ++i) out.k_minus_2r[i] = sbb(k[i], two_r[i], borrow);
+  return out;
+}
+
+/// (y + k) mod r, fully reduced, for y < 2r (a lazy result) and k < r: the three candidates
+/// y + k, y + k - r and y + k - 2r are formed side by side and the one in [0, r) is selected, so
+/// the chain pays one addition and two selections instead of a subtraction, an addition and a
+/// second subtraction.
+inline limbs4 add_reduce_x86_64(const limbs4& y, const lazy_addend& k) noexcept {
+  std::uint64_t v0 = y[0], v1 = y[1], v2 = y[2], v3 = y[3];
+  std::uint64_t w0 = y[0], w1 = y[1], w2 = y[2], w3 = y[3];
+  __asm__(
+      "addq %[k0], %[v0]\n\t"
+      "adcq %[k1], %[v1]\n\t"
+      "adcq %[k2], %[v2]\n\t"
+      "adcq %[k3], %[v3]\n\t"
+      "addq %[m0], %[w0]\n\t"
+      "adcq %[m1], %[w1]\n\t"
+      "adcq %[m2], %[w2]\n\t"
+      "adcq %[m3], %[w3]\n\t"
+      // Carry: y + k >= r, take y + k - r.
+      "cmovcq %[w0], %[v0]\n\t"
+      "cmovcq %[w1], %[v1]\n\t"
+      "cmovcq %[w2], %[v2]\n\t"
+      "cmovcq %[w3], %[v3]\n\t"
+      : [v0] "+&r"(v0), [v1] "+&r"(v1), [v2] "+&r"(v2), [v3] "+&r"(v3), [w0] "+&r"(w0),
+        [w1] "+&r"(w1), [w2] "+&r"(w2), [w3] "+&r"(w3)
+      : [k0] "m"(k.k[0]), [k1] "m"(k.k[1]), [k2] "m"(k.k[2]), [k3] "m"(k.k[3]),
+        [m0] "m"(k.k_minus_r[0]), [m1] "m"(k.k_minus_r[1]), [m2] "m"(k.k_minus_r[2]),
+        [m3] "m"(k.k_minus_r[3])
+      : "cc");
+  w0 = y[0], w1 = y[1], w2 = y[2], w3 = y[3];
+  __asm__(
+      "addq %[n0], %[w0]\n\t"
+      "adcq %[n1], %[w1]\n\t"
+      "adcq %[n2], %[w2]\n\t"
+      "adcq %[n3], %[w3]\n\t"
+      // Carry: y + k >= 2r, take y + k - 2r.
+      "cmovcq %[w0], %[v0]\n\t"
+      "cmovcq %[w1], %[v1]\n\t"
+      "cmovcq %[w2], %[v2]\n\t"
+      "cmovcq %[w3], %[v3]\n\t"
+      : [v0] "+&r"(v0), [v1] "+&r"(v1), [v2] "+&r"(v2), [v3] "+&r"(v3), [w0] "+&r"(w0),
+        [w1] "+&r"(w1), [w2] "+&r"(w2), [w3] "+&r"(w3)
+      : [n0] "m"(k.k_minus_2r[0]), [n1] "m"(k.k_minus_2r[1]), [n2] "m"(k.k_minus_2r[2]),
+        [n3] "m"(k.k_minus_2r[3])
+      : "cc");
+  return {v0, v1, v2, v3};
+}
+
+/// a^2 * R^-1 mod r for a < r (fully reduced), latency-oriented: see mont_square_lazy_adx.
+inline limbs4 mont_square_latency_adx(const limbs4& a) noexcept {
+  return reduce_once_x86_64(mont_square_lazy_adx(a));
+}
+
+/// a * b * R^-1 mod r for a, b < r (fully reduced), latency-oriented: see mont_mul_lazy_adx.
+inline limbs4 mont_mul_latency_adx(const limbs4& a, const limbs4& b) noexcept {
+  return reduce_once_x86_64(mont_mul_lazy_adx(a, b));
 }
 #endif  // __OPTIMIZE__
 #endif  // x86-64
