@@ -151,6 +151,8 @@ double percentile(std::vector<double> v, double q) {
   return v[std::min(rank, v.size() - 1)];
 }
 
+double num(const boost::json::value& v) { return v.to_number<double>(); }
+
 // The median (the mean of the middle two for an even count).
 double median(std::vector<double> v) {
   if (v.empty()) return 0.0;
@@ -226,10 +228,30 @@ policy_result run_policy(const options& o, dispatch_policy policy, std::size_t r
       r.seed = j + 1;
       futures.push_back(e.async_prove(r, boost::asio::use_future));
     }
+    // The steady state: from the first job's end (the pipeline is full by then) to the end of the
+    // last job after which more partitions remain than can be in flight (so some are still queued
+    // for admission and the drain has not begun). Busy time and verified partitions are read from
+    // the report at both ends and differenced. Too few jobs leave no window (reported as 0).
+    const std::size_t in_flight_limit = e.depth_per_device() * e.report_json().at("dispatch").at("devices").to_number<std::size_t>();
+    const std::size_t jobs_in_flight = in_flight_limit / o.partitions + 1;  // jobs that can hold all in flight
+    const std::size_t steady_from = 0;
+    const std::size_t steady_to = o.jobs > jobs_in_flight + 1 ? o.jobs - 1 - jobs_in_flight : 0;
+    struct snapshot {
+      double elapsed_s = 0, busy_s = 0, verified = 0;
+    };
+    auto take_snapshot = [&e] {
+      const auto r = e.report_json();
+      const double elapsed = num(r.at("elapsed_s"));
+      return snapshot{elapsed, num(r.at("gpu_busy_fraction")) * elapsed, num(r.at("verified"))};
+    };
+    snapshot steady_begin, steady_end;
     std::vector<double> latency_ms;
     std::size_t verified = 0, pinned = 0;
-    for (auto& f : futures) {
+    for (std::size_t job = 0; job < futures.size(); ++job) {
+      auto& f = futures[job];
       auto [ec, result] = f.get();
+      if (job == steady_from) steady_begin = take_snapshot();
+      if (job == steady_to) steady_end = take_snapshot();
       if (ec) throw std::runtime_error("job " + std::to_string(result.job_id) + " failed: " + ec.message());
       for (const auto& p : result.partitions) {
         latency_ms.push_back(static_cast<double>(p.timings.total_ns - p.timings.queue_wait_ns) / 1e6);
@@ -242,6 +264,7 @@ policy_result run_policy(const options& o, dispatch_policy policy, std::size_t r
     const auto allocations = pool.at("allocations").to_number<std::uint64_t>() - allocations_before;
     const auto reuses = pool.at("reuses").to_number<std::uint64_t>() - reuses_before;
     const auto checkouts = pool.at("checkouts").to_number<std::uint64_t>() - checkouts_before;
+    const double steady_s = steady_to > steady_from ? steady_end.elapsed_s - steady_begin.elapsed_s : 0.0;
     row = boost::json::object{
         {"policy", std::string(to_string(policy))},
         {"round", round},
@@ -260,6 +283,9 @@ policy_result run_policy(const options& o, dispatch_policy policy, std::size_t r
         {"pool_reuse_fraction", checkouts > 0 ? static_cast<double>(reuses) / static_cast<double>(checkouts) : 0.0},
         {"pool_fallbacks", pool.at("fallbacks")},
         {"h2d_gb_per_s", report.at("h2d_gb_per_s")},
+        {"steady_partitions_per_s", steady_s > 0 ? (steady_end.verified - steady_begin.verified) / steady_s : 0.0},
+        {"steady_gpu_busy_fraction", steady_s > 0 ? (steady_end.busy_s - steady_begin.busy_s) / steady_s : 0.0},
+        {"steady_window_s", steady_s},
         {"latency_p50_ms", percentile(latency_ms, 0.5)},
         {"latency_p99_ms", percentile(latency_ms, 0.99)},
         {"stages", report.at("stages")},
@@ -276,24 +302,26 @@ policy_result run_policy(const options& o, dispatch_policy policy, std::size_t r
   return {policy, std::move(row)};
 }
 
-double num(const boost::json::value& v) { return v.to_number<double>(); }
-
 void print_table(const options& o, const std::vector<policy_result>& results) {
   std::printf("bench_pipeline: %s backend, %s 2^%u, %zu job(s) x %zu partitions per policy, %zu round(s)\n",
               o.h200 ? "cuda" : "host", o.circuit.c_str(), o.log_n, o.jobs, o.partitions, o.rounds);
-  std::printf("%-10s %5s %10s %8s %9s %9s %7s %7s %8s %9s %9s %9s\n", "policy", "round", "part/s", "busy",
-              "max_synth", "max_fly", "allocs", "reuses", "reuse%", "H2D GB/s", "p50 ms", "p99 ms");
+  std::printf("%-10s %5s %10s %8s %11s %11s %9s %9s %7s %7s %8s %9s %9s %9s\n", "policy", "round", "part/s", "busy",
+              "steady p/s", "steady busy", "max_synth", "max_fly", "allocs", "reuses", "reuse%", "H2D GB/s", "p50 ms",
+              "p99 ms");
   for (const auto& r : results) {
     const auto& row = r.row;
-    std::printf("%-10s %5.0f %10.2f %7.1f%% %9.0f %9.0f %7.0f %7.0f %7.1f%% %9.2f %9.2f %9.2f\n",
+    std::printf("%-10s %5.0f %10.2f %7.1f%% %11.2f %10.1f%% %9.0f %9.0f %7.0f %7.0f %7.1f%% %9.2f %9.2f %9.2f\n",
                 std::string(to_string(r.policy)).c_str(), num(row.at("round")), num(row.at("partitions_per_s")),
-                100.0 * num(row.at("gpu_busy_fraction")), num(row.at("max_concurrent_synthesis")),
+                100.0 * num(row.at("gpu_busy_fraction")), num(row.at("steady_partitions_per_s")),
+                100.0 * num(row.at("steady_gpu_busy_fraction")), num(row.at("max_concurrent_synthesis")),
                 num(row.at("max_in_flight")), num(row.at("pool_allocations")), num(row.at("pool_reuses")),
                 100.0 * num(row.at("pool_reuse_fraction")), num(row.at("h2d_gb_per_s")), num(row.at("latency_p50_ms")),
                 num(row.at("latency_p99_ms")));
   }
-  std::printf("(latency: admission to verified record; busy: fraction of the run a device had work; "
-              "allocations and reuses after the pre-warm and one warm-up partition)\n");
+  std::printf("(latency: admission to verified record; busy: fraction of the run a device had work; steady: from "
+              "the first job's end to the last job end with more partitions left than fit in flight, so no ramp-up "
+              "or drain (0: too few jobs for such a window); allocations and reuses after the pre-warm and one warm-up "
+              "partition)\n");
 }
 
 // Each policy's medians over the rounds, and semaphore against the best other policy.
@@ -309,6 +337,8 @@ boost::json::object summarize(const options& o, const std::vector<policy_result>
     per_policy[std::string(to_string(p))] = boost::json::object{
         {"partitions_per_s", median_of(p, "partitions_per_s")},
         {"gpu_busy_fraction", median_of(p, "gpu_busy_fraction")},
+        {"steady_partitions_per_s", median_of(p, "steady_partitions_per_s")},
+        {"steady_gpu_busy_fraction", median_of(p, "steady_gpu_busy_fraction")},
         {"latency_p50_ms", median_of(p, "latency_p50_ms")},
         {"latency_p99_ms", median_of(p, "latency_p99_ms")}};
   }
@@ -318,8 +348,10 @@ boost::json::object summarize(const options& o, const std::vector<policy_result>
   if (o.rounds > 1) std::printf("medians over %zu rounds:\n", o.rounds);
   for (dispatch_policy p : o.policies) {
     if (o.rounds == 1) break;
-    std::printf("%-10s %10.2f part/s %7.1f%% busy  p50 %9.2f ms  p99 %9.2f ms\n", std::string(to_string(p)).c_str(),
-                median_of(p, "partitions_per_s"), 100.0 * median_of(p, "gpu_busy_fraction"),
+    std::printf("%-10s %10.2f part/s %7.1f%% busy  steady %8.2f part/s %6.1f%% busy  p50 %9.2f ms  p99 %9.2f ms\n",
+                std::string(to_string(p)).c_str(), median_of(p, "partitions_per_s"),
+                100.0 * median_of(p, "gpu_busy_fraction"), median_of(p, "steady_partitions_per_s"),
+                100.0 * median_of(p, "steady_gpu_busy_fraction"),
                 median_of(p, "latency_p50_ms"), median_of(p, "latency_p99_ms"));
   }
   if (has_semaphore && o.policies.size() > 1) {
