@@ -302,22 +302,29 @@ policy_result run_policy(const options& o, dispatch_policy policy, std::size_t r
   return {policy, std::move(row)};
 }
 
-void print_table(const options& o, const std::vector<policy_result>& results) {
+// The table is printed a row at a time, as each run ends, so a run cut short keeps what it measured.
+void print_header(const options& o) {
   std::printf("bench_pipeline: %s backend, %s 2^%u, %zu job(s) x %zu partitions per policy, %zu round(s)\n",
               o.h200 ? "cuda" : "host", o.circuit.c_str(), o.log_n, o.jobs, o.partitions, o.rounds);
   std::printf("%-10s %5s %10s %8s %11s %11s %9s %9s %7s %7s %8s %9s %9s %9s\n", "policy", "round", "part/s", "busy",
               "steady p/s", "steady busy", "max_synth", "max_fly", "allocs", "reuses", "reuse%", "H2D GB/s", "p50 ms",
               "p99 ms");
-  for (const auto& r : results) {
-    const auto& row = r.row;
-    std::printf("%-10s %5.0f %10.2f %7.1f%% %11.2f %10.1f%% %9.0f %9.0f %7.0f %7.0f %7.1f%% %9.2f %9.2f %9.2f\n",
-                std::string(to_string(r.policy)).c_str(), num(row.at("round")), num(row.at("partitions_per_s")),
-                100.0 * num(row.at("gpu_busy_fraction")), num(row.at("steady_partitions_per_s")),
-                100.0 * num(row.at("steady_gpu_busy_fraction")), num(row.at("max_concurrent_synthesis")),
-                num(row.at("max_in_flight")), num(row.at("pool_allocations")), num(row.at("pool_reuses")),
-                100.0 * num(row.at("pool_reuse_fraction")), num(row.at("h2d_gb_per_s")), num(row.at("latency_p50_ms")),
-                num(row.at("latency_p99_ms")));
-  }
+  std::fflush(stdout);
+}
+
+void print_row(const policy_result& r) {
+  const auto& row = r.row;
+  std::printf("%-10s %5.0f %10.2f %7.1f%% %11.2f %10.1f%% %9.0f %9.0f %7.0f %7.0f %7.1f%% %9.2f %9.2f %9.2f\n",
+              std::string(to_string(r.policy)).c_str(), num(row.at("round")), num(row.at("partitions_per_s")),
+              100.0 * num(row.at("gpu_busy_fraction")), num(row.at("steady_partitions_per_s")),
+              100.0 * num(row.at("steady_gpu_busy_fraction")), num(row.at("max_concurrent_synthesis")),
+              num(row.at("max_in_flight")), num(row.at("pool_allocations")), num(row.at("pool_reuses")),
+              100.0 * num(row.at("pool_reuse_fraction")), num(row.at("h2d_gb_per_s")), num(row.at("latency_p50_ms")),
+              num(row.at("latency_p99_ms")));
+  std::fflush(stdout);
+}
+
+void print_legend() {
   std::printf("(latency: admission to verified record; busy: fraction of the run a device had work; steady: from "
               "the first job's end to the last job end with more partitions left than fit in flight, so no ramp-up "
               "or drain (0: too few jobs for such a window); allocations and reuses after the pre-warm and one warm-up "
@@ -392,13 +399,15 @@ int main(int argc, char** argv) {
   runtime::init_logging(log);
   try {
     std::vector<policy_result> results;
+    print_header(o);
     for (std::size_t round = 0; round < o.rounds; ++round) {
       for (std::size_t i = 0; i < o.policies.size(); ++i) {
         const dispatch_policy p = o.policies[(i + round) % o.policies.size()];
         results.push_back(run_policy(o, p, round));
+        print_row(results.back());
       }
     }
-    print_table(o, results);
+    print_legend();
     boost::json::object summary = summarize(o, results);
     if (!o.json_path.empty()) {
       boost::json::array rows;
