@@ -3,8 +3,13 @@
 // concurrent syntheses, pinned pool allocations vs reuses, H2D GB/s and p50/p99 partition latency
 // (admission to verified record). The default configuration is sized for a CPU machine (host
 // backend); --h200 runs the CUDA backend at 2^24 constraints a partition, 16 partitions a job.
+// --synthesis replay synthesizes each partition once before the runs and has the engine copy it
+// into the pinned buffers instead of synthesizing it (every job then proves the same partitions):
+// synthesis capacity is then far above GPU demand, so the dispatch and the devices are what is
+// measured, whatever the host's core count.
 #include <coprove/prover/engine.hpp>
 #include <coprove/prover/host_backend.hpp>
+#include <coprove/prover/synthesis_replay.hpp>
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/spin_runner.hpp>
 #include <coprove/runtime/trace.hpp>
@@ -18,6 +23,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -46,6 +52,7 @@ struct options {
   std::size_t budget_gib = 0;  // 0: the plan reads available memory
   std::size_t rounds = 1;  // each round runs every policy once, starting one policy later each round
   std::string circuit = "mimc";
+  bool replay = false;  // --synthesis replay
   std::string json_path;
   std::string trace_prefix;
   std::vector<dispatch_policy> policies{dispatch_policy::semaphore, dispatch_policy::poll, dispatch_policy::unbounded};
@@ -54,11 +61,15 @@ struct options {
 void usage() {
   std::cout << "usage: bench_pipeline [--h200] [--log-n N] [--jobs N] [--partitions N] [--devices N]\n"
                "                      [--slots N] [--depth N] [--synthesis-threads N] [--budget-gib N] [--circuit NAME]\n"
-               "                      [--policies semaphore,poll,unbounded] [--rounds N] [--trace PREFIX] [--json PATH]\n"
+               "                      [--policies semaphore,poll,unbounded] [--rounds N] [--synthesis circuit|replay]\n"
+               "                      [--trace PREFIX] [--json PATH]\n"
                "  default: host backend, 2^13 constraints, 8 partitions x 3 jobs per policy\n"
                "  --h200:  CUDA backend, 2^24 constraints, 16 partitions x 4 jobs per policy\n"
                "  --rounds N: run the policies N times, rotating which goes first, and report each\n"
-               "              policy's median over the rounds (drift of the machine then hits all alike)\n";
+               "              policy's median over the rounds (drift of the machine then hits all alike)\n"
+               "  --synthesis replay: synthesize the partitions once before the runs and copy them in\n"
+               "              instead of synthesizing (all jobs prove the same partitions): measures the\n"
+               "              dispatch and the devices with synthesis capacity above GPU demand\n";
 }
 
 std::size_t parse_count(const std::string& flag, const std::string& value) {
@@ -110,6 +121,11 @@ options parse(int argc, char** argv) {
       o.budget_gib = parse_count(a, value());
     } else if (a == "--circuit") {
       o.circuit = value();
+    } else if (a == "--synthesis") {
+      const std::string v = value();
+      if (v != "circuit" && v != "replay")
+        throw std::invalid_argument("--synthesis: expected circuit or replay, got '" + v + "'");
+      o.replay = v == "replay";
     } else if (a == "--rounds") {
       o.rounds = parse_count(a, value());
     } else if (a == "--json") {
@@ -188,7 +204,11 @@ class io_runner {
   std::thread thread_;
 };
 
-policy_result run_policy(const options& o, dispatch_policy policy, std::size_t round) {
+// Every job's seed: distinct per job, except under replay, where all prove the recorded partitions.
+std::uint64_t job_seed(const options& o, std::size_t job) { return o.replay ? 1 : job + 1; }
+
+policy_result run_policy(const options& o, const synthesis_replay* replay, dispatch_policy policy,
+                         std::size_t round) {
   boost::asio::io_context io;
   boost::json::object row;
   std::string failure;
@@ -201,6 +221,11 @@ policy_result run_policy(const options& o, dispatch_policy policy, std::size_t r
     cfg.depth_per_device = o.depth;
     cfg.memory_budget_bytes = o.budget_gib << 30;
     cfg.trace = !o.trace_prefix.empty();
+    if (replay != nullptr) {
+      cfg.synthesizer = replay->synthesizer();
+      cfg.synthesizer_name = "bench_pipeline --synthesis replay: " + std::to_string(replay->partitions()) +
+                             " partitions synthesized before the run";
+    }
     engine e(io.get_executor(), cfg, make_backend(o));
     io_runner runner(io, e.backend().completion_source());
 
@@ -210,7 +235,7 @@ policy_result run_policy(const options& o, dispatch_policy policy, std::size_t r
     warm.circuit = o.circuit;
     warm.log_constraints = o.log_n;
     warm.partitions = 1;
-    warm.seed = 1000;
+    warm.seed = o.replay ? job_seed(o, 0) : 1000;
     auto [warm_ec, warm_result] = e.async_prove(warm, boost::asio::use_future).get();
     if (warm_ec) throw std::runtime_error("warm-up failed: " + warm_ec.message());
     const auto before = e.report_json();
@@ -225,7 +250,7 @@ policy_result run_policy(const options& o, dispatch_policy policy, std::size_t r
       r.circuit = o.circuit;
       r.log_constraints = o.log_n;
       r.partitions = o.partitions;
-      r.seed = j + 1;
+      r.seed = job_seed(o, j);
       futures.push_back(e.async_prove(r, boost::asio::use_future));
     }
     // The steady state: from the first job's end (the pipeline is full by then) to the end of the
@@ -306,6 +331,10 @@ policy_result run_policy(const options& o, dispatch_policy policy, std::size_t r
 void print_header(const options& o) {
   std::printf("bench_pipeline: %s backend, %s 2^%u, %zu job(s) x %zu partitions per policy, %zu round(s)\n",
               o.h200 ? "cuda" : "host", o.circuit.c_str(), o.log_n, o.jobs, o.partitions, o.rounds);
+  if (o.replay)
+    std::printf("SYNTHESIS REPLAYED: the %zu partitions were synthesized before the runs and are copied into the "
+                "pinned buffers (every job proves them); this measures dispatch and devices, not synthesis\n",
+                o.partitions);
   std::printf("%-10s %5s %10s %8s %11s %11s %9s %9s %7s %7s %8s %9s %9s %9s\n", "policy", "round", "part/s", "busy",
               "steady p/s", "steady busy", "max_synth", "max_fly", "allocs", "reuses", "reuse%", "H2D GB/s", "p50 ms",
               "p99 ms");
@@ -399,11 +428,25 @@ int main(int argc, char** argv) {
   runtime::init_logging(log);
   try {
     std::vector<policy_result> results;
+    std::unique_ptr<synthesis_replay> replay;
+    if (o.replay) {
+      replay = std::make_unique<synthesis_replay>();
+      prove_request r;
+      r.circuit = o.circuit;
+      r.log_constraints = o.log_n;
+      r.partitions = o.partitions;
+      r.seed = job_seed(o, 0);
+      const auto start = std::chrono::steady_clock::now();
+      replay->record(r, o.synthesis_threads);
+      std::printf("recorded %zu partitions for replay (%.2f GiB) in %.1f s\n", replay->partitions(),
+                  static_cast<double>(replay->bytes()) / double(1 << 30),
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
     print_header(o);
     for (std::size_t round = 0; round < o.rounds; ++round) {
       for (std::size_t i = 0; i < o.policies.size(); ++i) {
         const dispatch_policy p = o.policies[(i + round) % o.policies.size()];
-        results.push_back(run_policy(o, p, round));
+        results.push_back(run_policy(o, replay.get(), p, round));
         print_row(results.back());
       }
     }
@@ -415,6 +458,7 @@ int main(int argc, char** argv) {
       boost::json::object out{{"benchmark", "pipeline"},
                               {"backend", o.h200 ? "cuda" : "host"},
                               {"circuit", o.circuit},
+                              {"synthesis", o.replay ? "replay" : "circuit"},
                               {"log_n", o.log_n},
                               {"jobs", o.jobs},
                               {"partitions_per_job", o.partitions},

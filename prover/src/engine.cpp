@@ -197,6 +197,7 @@ struct engine_metrics {
   runtime::counter* cancelled;
   runtime::counter* pce_hits;
   runtime::counter* pce_slow;
+  runtime::counter* configured_syntheses;
   runtime::counter* h2d_bytes;
   runtime::counter* h2d_ns;
   runtime::gauge* partitions_per_second;
@@ -219,6 +220,8 @@ struct engine_metrics {
     cancelled = &r.get_counter(p + "partitions_total", "Partitions finished, by outcome", {{"outcome", "cancelled"}});
     pce_hits = &r.get_counter(p + "pce_syntheses_total", "Syntheses by path", {{"path", "pce"}});
     pce_slow = &r.get_counter(p + "pce_syntheses_total", "Syntheses by path", {{"path", "slow"}});
+    configured_syntheses =
+        &r.get_counter(p + "pce_syntheses_total", "Syntheses by path", {{"path", "configured"}});
     h2d_bytes = &r.get_counter(p + "h2d_bytes_total", "Bytes copied host to device");
     h2d_ns = &r.get_counter(p + "h2d_nanoseconds_total", "Time spent copying host to device");
     partitions_per_second = &r.get_gauge(p + "partitions_per_second", "Verified partitions per second since the report window began");
@@ -243,7 +246,7 @@ struct report_state {
   std::uint64_t last_end_ns = 0;
   std::uint64_t verified = 0, failed = 0, cancelled = 0;
   std::uint64_t jobs_done = 0, jobs_failed = 0, jobs_cancelled = 0;
-  std::uint64_t pce_hits = 0, pce_slow = 0;
+  std::uint64_t pce_hits = 0, pce_slow = 0, configured_syntheses = 0;
   std::uint64_t pinned_partitions = 0;
   std::uint64_t h2d_bytes = 0, h2d_ns = 0;
   std::size_t max_gpu_queue = 0;
@@ -435,6 +438,11 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
                        "buffers (slow H2D); counted in coprove_pinned_fallbacks_total");
   }
   pool_ = std::make_unique<pinned::pool>(executor_, backend_->make_host_allocator(), pool_cfg);
+  if (config_.synthesizer)
+    runtime::warn_once("engine.synthesizer", "engine",
+                       "synthesis is replaced by a configured synthesizer (" + config_.synthesizer_name +
+                       "): partitions are not synthesized from their circuits; counted in "
+                       "coprove_engine_pce_syntheses_total{path=\"configured\"}");
   if (config_.pce == pce_policy::eager)
     runtime::warn_once("engine.pce_eager", "engine",
                        "PCE policy eager: partitions arriving while a PCE is built take the slow path");
@@ -769,8 +777,12 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
         s.start = now_ns();
         try {
           if (config_.synthesis_hook) config_.synthesis_hook(j->id, index);
-          const auto circ = make_circuit(j->request.circuit, j->request.log_constraints, j->request.seed, index);
-          s.output = pce_->synthesize(*circ, a_span, b_span, c_span);
+          if (config_.synthesizer) {
+            s.output = config_.synthesizer(j->request, index, a_span, b_span, c_span);
+          } else {
+            const auto circ = make_circuit(j->request.circuit, j->request.log_constraints, j->request.seed, index);
+            s.output = pce_->synthesize(*circ, a_span, b_span, c_span);
+          }
         } catch (const std::exception& e) {
           s.error = e.what();
           if (s.error.empty()) s.error = "unknown error";
@@ -793,11 +805,19 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
                                                                    " failed: " + synthesized.error);
       result.timings.synthesis_ns = synthesized.end - synthesized.start;
       result.pce_used = synthesized.output.pce_used;
-      {
-        std::lock_guard lock(mutex_);
-        (result.pce_used ? report_.pce_hits : report_.pce_slow) += 1;
+      if (config_.synthesizer) {
+        {
+          std::lock_guard lock(mutex_);
+          report_.configured_syntheses += 1;
+        }
+        metrics_.configured_syntheses->inc();
+      } else {
+        {
+          std::lock_guard lock(mutex_);
+          (result.pce_used ? report_.pce_hits : report_.pce_slow) += 1;
+        }
+        (result.pce_used ? metrics_.pce_hits : metrics_.pce_slow)->inc();
       }
-      (result.pce_used ? metrics_.pce_hits : metrics_.pce_slow)->inc();
       stop_if_cancelled(co_await asio::this_coro::cancellation_state);
 
       // zeta depends only on the request, the partition and its public inputs: the backend
@@ -1366,6 +1386,9 @@ boost::json::object engine_core::report_json() const {
                                   {"builds", pcs.builds},
                                   {"waits", pcs.waits},
                                   {"bytes", pce_->bytes()}}},
+      {"syntheses", boost::json::object{{"pce", report_.pce_hits},
+                                        {"slow", report_.pce_slow},
+                                        {"configured", report_.configured_syntheses}}},
       {"gpu_busy_fraction", busy_mean},
       {"gpu_busy_fraction_per_device", std::move(busy)},
       {"h2d_gb_per_s", h2d_gbps},
@@ -1380,7 +1403,7 @@ void engine_core::reset_report() {
   report_.last_end_ns = 0;
   report_.verified = report_.failed = report_.cancelled = 0;
   report_.jobs_done = report_.jobs_failed = report_.jobs_cancelled = 0;
-  report_.pce_hits = report_.pce_slow = report_.pinned_partitions = 0;
+  report_.pce_hits = report_.pce_slow = report_.configured_syntheses = report_.pinned_partitions = 0;
   report_.h2d_bytes = report_.h2d_ns = 0;
   report_.max_gpu_queue = gpu_queued_.current();
   for (std::size_t d = 0; d < devices_; ++d) {

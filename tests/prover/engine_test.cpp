@@ -7,6 +7,7 @@
 #include <coprove/prover/evaluation.hpp>
 #include <coprove/prover/host_backend.hpp>
 #include <coprove/prover/quotient.hpp>
+#include <coprove/prover/synthesis_replay.hpp>
 #include <coprove/runtime/error.hpp>
 #include <coprove/runtime/trace.hpp>
 
@@ -420,6 +421,46 @@ TEST_CASE("a failing synthesis fails only its job", "[prover][engine][cpu]") {
   REQUIRE_FALSE(ec2);
   require_all_verified(ok, 3);
   require_at_baseline(e);
+}
+
+TEST_CASE("a configured synthesizer replays recorded partitions bit-identically and is counted",
+          "[prover][engine][cpu]") {
+  running_io rt;
+  synthesis_replay replay;
+  CHECK_THROWS_AS(replay.record(test::mimc_request(2, 30, 1)), std::invalid_argument);
+  CHECK(replay.partitions() == 0);
+  replay.record(small_request(4, 10, 11), 2);
+  replay.record(small_request(4, 10, 11), 2);  // already held: nothing redone or added
+  REQUIRE(replay.partitions() == 4);
+  CHECK(replay.bytes() == 4 * 3 * (std::size_t{1} << 10) * sizeof(fr));
+
+  engine reference(rt.io.get_executor(), small_config(), make_host_backend(1, 2));
+  auto [ec_ref, expected] = prove(reference, small_request(4, 10, 11));
+  REQUIRE_FALSE(ec_ref);
+
+  auto cfg = small_config();
+  cfg.synthesizer = replay.synthesizer();
+  cfg.synthesizer_name = "replay of 4 recorded partitions";
+  engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
+  auto [ec, replayed] = prove(e, small_request(4, 10, 11));
+  REQUIRE_FALSE(ec);
+  require_all_verified(replayed, 4);
+  for (std::size_t i = 0; i < 4; ++i) CHECK(replayed.partitions[i].record == expected.partitions[i].record);
+  const auto report = e.report_json();
+  CHECK(report.at("syntheses").at("configured").to_number<std::uint64_t>() == 4);
+  CHECK(report.at("syntheses").at("pce").to_number<std::uint64_t>() == 0);
+  CHECK(report.at("syntheses").at("slow").to_number<std::uint64_t>() == 0);
+  CHECK(reference.report_json().at("syntheses").at("configured").to_number<std::uint64_t>() == 0);
+
+  // A partition the replay does not hold fails its job with a clear error and gives all back.
+  const auto missing = e.submit(small_request(5, 10, 11));
+  auto [ec_missing, partial] = e.async_await(missing, boost::asio::use_future).get();
+  CHECK(ec_missing == make_error_code(engine_errc::synthesis_failed));
+  const auto st = e.status(missing);
+  REQUIRE(st);
+  CHECK(st->error.find("partition 4 of mimc/10 seed 11 was not recorded") != std::string::npos);
+  require_at_baseline(e);
+  require_at_baseline(reference);
 }
 
 TEST_CASE("bad requests are rejected naming the field and change nothing", "[prover][engine][cpu]") {

@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <system_error>
 #include <type_traits>
@@ -45,6 +46,18 @@ enum class engine_errc {
 const std::error_category& engine_category() noexcept;
 std::error_code make_error_code(engine_errc e) noexcept;
 
+struct prove_request {
+  std::string circuit = "mimc";
+  unsigned log_constraints = 16;
+  std::size_t partitions = 16;
+  std::uint64_t seed = 1;
+};
+
+/// Fills a, b and c (each the request's domain size) for one partition of a request and returns
+/// what synthesis would have returned for it; called on a synthesis thread.
+using synthesizer_fn = std::function<synthesis_output(const prove_request& request, std::size_t partition,
+                                                      std::span<fr> a, std::span<fr> b, std::span<fr> c)>;
+
 struct engine_config {
   dispatch_policy policy = dispatch_policy::semaphore;
   std::size_t depth_per_device = 0;  ///< partitions admitted per device; 0 = 2 x worker slots
@@ -66,13 +79,14 @@ struct engine_config {
   /// Fault injection for tests: called on the synthesis thread before each synthesis; an
   /// exception it throws fails that job like a failing circuit would.
   std::function<void(std::uint64_t job_id, std::size_t partition)> synthesis_hook;
-};
-
-struct prove_request {
-  std::string circuit = "mimc";
-  unsigned log_constraints = 16;
-  std::size_t partitions = 16;
-  std::uint64_t seed = 1;
+  /// Replaces circuit synthesis. Unset (the default), every partition is synthesized from its
+  /// circuit through the PCE cache. Set, it fills a, b, c instead: the engine says so at warning
+  /// once (naming synthesizer_name), counts each such partition in
+  /// coprove_engine_pce_syntheses_total{path="configured"} and in the report, and checks what it
+  /// returns like any synthesis (the evaluation record must verify). bench_pipeline uses it to
+  /// replay partitions synthesized before the run, which takes synthesis off the critical path.
+  synthesizer_fn synthesizer;
+  std::string synthesizer_name = "configured synthesizer";
 };
 
 /// Nanoseconds per stage of one partition. queue_wait: submission to admission; gpu_queue:
