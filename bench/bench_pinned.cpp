@@ -5,6 +5,10 @@
 // memory, and PyTorch's caching pinned allocator side by side when `import torch` works.
 //
 //   bench_pinned [--json PATH] [--checkouts N]
+//   bench_pinned --h2d-scaling [--seconds S] [--writers K] [--json PATH]
+// The second form measures how many GPUs this host can feed: H2D from pool buffers on 1..N devices
+// at once, each device copying without pause, alone and beside K host threads that write with
+// streaming stores into other pool buffers as synthesis writes a, b and c.
 #include "coprove/pinned/pool.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -12,6 +16,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <barrier>
 #include <chrono>
 #include <cstdio>
@@ -23,6 +28,10 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #if defined(COPROVE_HAVE_CUDA)
 #include "coprove/cuda/device.hpp"
@@ -47,6 +56,9 @@ constexpr std::size_t vector_bytes = 2458 * mib;  // one a/b/c vector of the pro
 struct options {
   std::string json_path;
   std::size_t checkouts = 200'000;
+  bool h2d_scaling = false;
+  double seconds = 3.0;
+  std::size_t writers = 16;
 };
 
 options parse(int argc, char** argv) {
@@ -61,8 +73,19 @@ options parse(int argc, char** argv) {
         std::cerr << "bench_pinned: --checkouts must be at least 1000\n";
         std::exit(2);
       }
+    } else if (a == "--h2d-scaling") {
+      o.h2d_scaling = true;
+    } else if (a == "--seconds" && i + 1 < argc) {
+      o.seconds = std::strtod(argv[++i], nullptr);
+      if (!(o.seconds > 0.1 && o.seconds < 600)) {
+        std::cerr << "bench_pinned: --seconds must be in (0.1, 600)\n";
+        std::exit(2);
+      }
+    } else if (a == "--writers" && i + 1 < argc) {
+      o.writers = std::strtoull(argv[++i], nullptr, 10);
     } else {
-      std::cerr << "usage: bench_pinned [--json PATH] [--checkouts N (>= 1000)]\n";
+      std::cerr << "usage: bench_pinned [--json PATH] [--checkouts N (>= 1000)]\n"
+                   "       bench_pinned --h2d-scaling [--seconds S] [--writers K] [--json PATH]\n";
       std::exit(2);
     }
   }
@@ -247,6 +270,113 @@ json::object h2d_comparison() {
   return {{"bytes", bytes}, {"pool_gbs", pinned}, {"pageable_gbs", plain}};
 }
 
+// H2D on `devices` GPUs at once for `seconds`, each from its own pool buffer of 512 MiB into device
+// memory, back to back on one stream; meanwhile `writers` host threads overwrite other pool
+// buffers (512 MiB each) with streaming stores. Returns each device's GB/s and the writers' total.
+json::object h2d_concurrent(pool& p, int devices, std::size_t writers, double seconds) {
+  constexpr std::size_t copy_bytes = 512 * mib, write_bytes = 512 * mib;
+  std::vector<coprove::pinned::lease> sources, targets;
+  for (int d = 0; d < devices; ++d) {
+    sources.push_back(p.try_checkout(copy_bytes));
+    if (!sources.back()) throw std::runtime_error("h2d scaling: the pool has no free 512 MiB buffer");
+    std::memset(sources.back().data(), 1, copy_bytes);
+  }
+  for (std::size_t w = 0; w < writers; ++w) {
+    targets.push_back(p.try_checkout(write_bytes));
+    if (!targets.back()) throw std::runtime_error("h2d scaling: the pool has no free 512 MiB buffer");
+  }
+  std::atomic<bool> stop{false};
+  std::barrier start(static_cast<std::ptrdiff_t>(devices + writers + 1));
+  std::vector<double> device_gbs(devices, 0.0);
+  std::vector<double> written(writers, 0.0);
+  std::vector<std::thread> threads;
+  for (int d = 0; d < devices; ++d) {
+    threads.emplace_back([&, d] {
+      coprove::cuda::scoped_device on(d);
+      void* device = nullptr;
+      COPROVE_CUDA_TRY(cudaMalloc(&device, copy_bytes));
+      coprove::cuda::stream s;
+      COPROVE_CUDA_TRY(cudaMemcpyAsync(device, sources[d].data(), copy_bytes, cudaMemcpyHostToDevice, s.get()));
+      COPROVE_CUDA_TRY(cudaStreamSynchronize(s.get()));  // warm-up
+      start.arrive_and_wait();
+      const auto t0 = clock_type::now();
+      std::size_t copies = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        for (int k = 0; k < 4; ++k)
+          COPROVE_CUDA_TRY(cudaMemcpyAsync(device, sources[d].data(), copy_bytes, cudaMemcpyHostToDevice, s.get()));
+        COPROVE_CUDA_TRY(cudaStreamSynchronize(s.get()));
+        copies += 4;
+      }
+      device_gbs[d] = static_cast<double>(copies * copy_bytes) / ns_since(t0);
+      COPROVE_CUDA_TRY(cudaFree(device));
+    });
+  }
+  for (std::size_t w = 0; w < writers; ++w) {
+    threads.emplace_back([&, w] {
+      auto* out = static_cast<std::byte*>(targets[w].data());
+      start.arrive_and_wait();
+      const auto t0 = clock_type::now();
+      std::size_t rounds = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+#if defined(__SSE2__)
+        const __m128i v = _mm_set1_epi64x(static_cast<long long>(rounds));
+        for (std::size_t i = 0; i < write_bytes; i += 16)
+          _mm_stream_si128(reinterpret_cast<__m128i*>(out + i), v);
+        _mm_sfence();
+#else
+        std::memset(out, static_cast<int>(rounds), write_bytes);
+#endif
+        ++rounds;
+      }
+      written[w] = static_cast<double>(rounds * write_bytes) / ns_since(t0);
+    });
+  }
+  start.arrive_and_wait();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (auto& t : threads) t.join();
+  double total = 0, writes = 0;
+  json::array per_device;
+  for (double g : device_gbs) {
+    total += g;
+    per_device.push_back(g);
+  }
+  for (double g : written) writes += g;
+  std::printf("%8d %8zu %14.1f %14.1f %16.1f\n", devices, writers, total / devices, total, writes);
+  return {{"devices", devices}, {"writers", writers}, {"h2d_gbs_per_device", per_device},
+          {"h2d_gbs_total", total}, {"host_write_gbs", writes}};
+}
+
+int h2d_scaling(const options& o, json::object& report) {
+  const int devices = coprove::cuda::device_count();
+  if (devices == 0) {
+    std::fprintf(stderr, "bench_pinned --h2d-scaling: no CUDA device\n");
+    return 1;
+  }
+  report["gpu"] = coprove::cuda::device_name(0);
+  report["devices"] = devices;
+  asio::io_context ioc;
+  pool_config cfg;
+  // Every buffer is page-locked once, by the pool's pre-warm, before the runs.
+  cfg.prewarm_count = static_cast<std::size_t>(devices) + o.writers;
+  cfg.prewarm_bytes = 512 * mib;
+  cfg.capacity_bytes = cfg.prewarm_count * cfg.prewarm_bytes;
+  pool p(ioc.get_executor(), coprove::cuda::make_cuda_host_allocator(), cfg);
+  p.wait_idle();
+  std::printf("H2D from pool buffers on N devices at once (512 MiB copies, back to back, %.1f s), alone and\n"
+              "beside K host threads writing other pool buffers with streaming stores (GB/s)\n",
+              o.seconds);
+  std::printf("%8s %8s %14s %14s %16s\n", "devices", "writers", "H2D per device", "H2D total", "host writes");
+  json::array rows;
+  for (int d = 1; d <= devices; ++d) {
+    rows.push_back(h2d_concurrent(p, d, 0, o.seconds));
+    if (o.writers > 0) rows.push_back(h2d_concurrent(p, d, o.writers, o.seconds));
+  }
+  if (o.writers > 0) rows.push_back(h2d_concurrent(p, 0, o.writers, o.seconds));
+  report["h2d_scaling"] = rows;
+  return 0;
+}
+
 // PyTorch's caching host allocator, run as a small Python script.
 json::value torch_side_by_side() {
   if (std::system("python3 -c 'import torch' >/dev/null 2>&1") != 0) {
@@ -324,6 +454,18 @@ print(json.dumps(out))
 int main(int argc, char** argv) {
   const auto o = parse(argc, argv);
   json::object report{{"bench", "pinned"}, {"date", today()}};
+#if defined(COPROVE_HAVE_CUDA)
+  if (o.h2d_scaling) {
+    const int rc = h2d_scaling(o, report);
+    if (rc == 0 && !o.json_path.empty()) std::ofstream(o.json_path) << json::serialize(report) << "\n";
+    return rc;
+  }
+#else
+  if (o.h2d_scaling) {
+    std::fprintf(stderr, "bench_pinned --h2d-scaling: built without CUDA\n");
+    return 1;
+  }
+#endif
   std::printf("bench_pinned, %s\n\ncheckout from a warm pool (one %zu MiB buffer, %zu checkouts; us)\n", today().c_str(),
               vector_bytes / mib, o.checkouts);
   std::printf("%-22s %12s %12s %12s %12s %14s %14s %10s %10s\n", "allocator", "try p50", "try p99", "release p50",
