@@ -53,6 +53,7 @@ struct options {
   std::size_t rounds = 1;  // each round runs every policy once, starting one policy later each round
   std::string circuit = "mimc";
   bool replay = false;  // --synthesis replay
+  bool backend_spmv = true;  // --spmv backend|host
   std::string json_path;
   std::string trace_prefix;
   std::vector<dispatch_policy> policies{dispatch_policy::semaphore, dispatch_policy::poll, dispatch_policy::unbounded};
@@ -62,6 +63,7 @@ void usage() {
   std::cout << "usage: bench_pipeline [--h200] [--log-n N] [--jobs N] [--partitions N] [--devices N]\n"
                "                      [--slots N] [--depth N] [--synthesis-threads N] [--budget-gib N] [--circuit NAME]\n"
                "                      [--policies semaphore,poll,unbounded] [--rounds N] [--synthesis circuit|replay]\n"
+               "                      [--spmv backend|host]\n"
                "                      [--trace PREFIX] [--json PATH]\n"
                "  default: host backend, 2^13 constraints, 8 partitions x 3 jobs per policy\n"
                "  --h200:  CUDA backend, 2^24 constraints, 16 partitions x 4 jobs per policy\n"
@@ -69,7 +71,9 @@ void usage() {
                "              policy's median over the rounds (drift of the machine then hits all alike)\n"
                "  --synthesis replay: synthesize the partitions once before the runs and copy them in\n"
                "              instead of synthesizing (all jobs prove the same partitions): measures the\n"
-               "              dispatch and the devices with synthesis capacity above GPU demand\n";
+               "              dispatch and the devices with synthesis capacity above GPU demand\n"
+               "  --spmv host: the synthesis threads evaluate A w, B w, C w and a, b, c are copied\n"
+               "              (default backend: only the assignment is copied, the device evaluates them)\n";
 }
 
 std::size_t parse_count(const std::string& flag, const std::string& value) {
@@ -126,6 +130,10 @@ options parse(int argc, char** argv) {
       if (v != "circuit" && v != "replay")
         throw std::invalid_argument("--synthesis: expected circuit or replay, got '" + v + "'");
       o.replay = v == "replay";
+    } else if (a == "--spmv") {
+      const std::string v = value();
+      if (v != "backend" && v != "host") throw std::invalid_argument("--spmv: expected backend or host, got '" + v + "'");
+      o.backend_spmv = v == "backend";
     } else if (a == "--rounds") {
       o.rounds = parse_count(a, value());
     } else if (a == "--json") {
@@ -221,6 +229,7 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, dispa
     cfg.depth_per_device = o.depth;
     cfg.memory_budget_bytes = o.budget_gib << 30;
     cfg.trace = !o.trace_prefix.empty();
+    cfg.backend_spmv = o.backend_spmv;
     if (replay != nullptr) {
       cfg.synthesizer = replay->synthesizer();
       cfg.synthesizer_name = "bench_pipeline --synthesis replay: " + std::to_string(replay->partitions()) +
@@ -308,6 +317,7 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, dispa
         {"pool_reuse_fraction", checkouts > 0 ? static_cast<double>(reuses) / static_cast<double>(checkouts) : 0.0},
         {"pool_fallbacks", pool.at("fallbacks")},
         {"h2d_gb_per_s", report.at("h2d_gb_per_s")},
+        {"syntheses", report.at("syntheses")},
         {"steady_partitions_per_s", steady_s > 0 ? (steady_end.verified - steady_begin.verified) / steady_s : 0.0},
         {"steady_gpu_busy_fraction", steady_s > 0 ? (steady_end.busy_s - steady_begin.busy_s) / steady_s : 0.0},
         {"steady_window_s", steady_s},
@@ -329,8 +339,9 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, dispa
 
 // The table is printed a row at a time, as each run ends, so a run cut short keeps what it measured.
 void print_header(const options& o) {
-  std::printf("bench_pipeline: %s backend, %s 2^%u, %zu job(s) x %zu partitions per policy, %zu round(s)\n",
-              o.h200 ? "cuda" : "host", o.circuit.c_str(), o.log_n, o.jobs, o.partitions, o.rounds);
+  std::printf("bench_pipeline: %s backend, %s 2^%u, %zu job(s) x %zu partitions per policy, %zu round(s), SpMV on the %s\n",
+              o.h200 ? "cuda" : "host", o.circuit.c_str(), o.log_n, o.jobs, o.partitions, o.rounds,
+              o.backend_spmv ? "backend" : "host");
   if (o.replay)
     std::printf("SYNTHESIS REPLAYED: the %zu partitions were synthesized before the runs and are copied into the "
                 "pinned buffers (every job proves them); this measures dispatch and devices, not synthesis\n",
@@ -459,6 +470,7 @@ int main(int argc, char** argv) {
                               {"backend", o.h200 ? "cuda" : "host"},
                               {"circuit", o.circuit},
                               {"synthesis", o.replay ? "replay" : "circuit"},
+                              {"spmv", o.backend_spmv ? "backend" : "host"},
                               {"log_n", o.log_n},
                               {"jobs", o.jobs},
                               {"partitions_per_job", o.partitions},

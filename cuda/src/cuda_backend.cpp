@@ -1,9 +1,11 @@
-// The CUDA compute backend. Each worker slot owns a stream, device buffers for a, b, c, evaluation
-// scratch and an NTT plan on its device; a quotient is H2D a/b/c from the pinned leases -> a, b, c
-// at zeta (while the buffers still hold the evaluations) -> quotient_async -> h at zeta -> D2H h
-// into a pinned lease and the four values into a small pinned area, timed with events, marked
-// with NVTX ranges, and completed through the device's completion bridge. The timings and the
-// values are read once the work is done, before the caller's signal is set.
+// The CUDA compute backend. Each worker slot owns a stream, device buffers for a, b, c, the
+// assignment, evaluation scratch and an NTT plan on its device; a quotient is H2D a/b/c from the
+// pinned leases (or H2D of the assignment w and A w, B w, C w on the device, from the circuit's
+// matrices, uploaded once a device) -> a, b, c at zeta (while the buffers still hold the
+// evaluations) -> quotient_async -> h at zeta -> D2H h into a pinned lease and the four values into
+// a small pinned area, timed with events, marked with NVTX ranges, and completed through the
+// device's completion bridge. The timings and the values are read once the work is done, before the
+// caller's signal is set.
 #include <coprove/cuda/cuda_backend.hpp>
 
 #include <coprove/cuda/completion_bridge.hpp>
@@ -13,6 +15,7 @@
 #include <coprove/cuda/event.hpp>
 #include <coprove/cuda/host_allocator.hpp>
 #include <coprove/cuda/ntt.hpp>
+#include <coprove/cuda/spmv.hpp>
 #include <coprove/cuda/stream.hpp>
 #include <coprove/runtime/completion_signal.hpp>
 #include <coprove/runtime/log.hpp>
@@ -57,11 +60,12 @@ struct pinned_values {
   ~pinned_values() { COPROVE_CUDA_ASSERT_OK(cudaFreeHost(data)); }
 };
 
-// The timing events of one quotient: start, after H2D, after a/b/c at zeta, after the quotient
-// kernels, after h at zeta, after D2H; and where the values at zeta land on the host.
+// The timing events of one quotient: start, after H2D, after the SpMV (at once without matrices),
+// after a/b/c at zeta, after the quotient kernels, after h at zeta, after D2H; and where the values
+// at zeta land on the host.
 struct stage_events {
-  event start{cudaEventDefault}, h2d{cudaEventDefault}, evaluated{cudaEventDefault}, compute{cudaEventDefault},
-      h_evaluated{cudaEventDefault}, d2h{cudaEventDefault};
+  event start{cudaEventDefault}, h2d{cudaEventDefault}, spmv{cudaEventDefault}, evaluated{cudaEventDefault},
+      compute{cudaEventDefault}, h_evaluated{cudaEventDefault}, d2h{cudaEventDefault};
   pinned_values values;
 };
 
@@ -79,6 +83,51 @@ struct device_buffer {
   }
 };
 
+// One circuit's matrices on one device: its nine CSR arrays and coefficient table, copied once
+// (blocking) and kept while the backend lives; the host matrices are held so their address, the
+// cache key, is not reused.
+struct device_pce {
+  std::shared_ptr<const prover::pce_matrices> host;
+  int device = 0;
+  void* arrays[10] = {};  // offsets, columns, coefficients of A, B, C; then the table
+  csr_device csr[3];
+
+  device_pce(std::shared_ptr<const prover::pce_matrices> m, int dev) : host(std::move(m)), device(dev) {
+    const prover::csr_matrix* ms[3] = {&host->a, &host->b, &host->c};
+    try {
+      for (int k = 0; k < 3; ++k) {
+        const std::vector<std::uint32_t>* parts[3] = {&ms[k]->row_offsets, &ms[k]->columns, &ms[k]->coefficients};
+        for (int p = 0; p < 3; ++p) arrays[3 * k + p] = upload(parts[p]->data(), parts[p]->size() * sizeof(std::uint32_t));
+        csr[k] = csr_device{static_cast<const std::uint32_t*>(arrays[3 * k]),
+                            static_cast<const std::uint32_t*>(arrays[3 * k + 1]),
+                            static_cast<const std::uint32_t*>(arrays[3 * k + 2])};
+      }
+      arrays[9] = upload(host->coefficient_table.data(), host->coefficient_table.size() * sizeof(prover::fr));
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  device_pce(const device_pce&) = delete;
+  device_pce& operator=(const device_pce&) = delete;
+  ~device_pce() { release(); }
+
+ private:
+  static void* upload(const void* from, std::size_t bytes) {
+    void* to = nullptr;
+    COPROVE_CUDA_TRY(cudaMalloc(&to, bytes == 0 ? 1 : bytes));
+    if (bytes > 0) COPROVE_CUDA_TRY(cudaMemcpy(to, from, bytes, cudaMemcpyHostToDevice));
+    return to;
+  }
+  void release() noexcept {
+    scoped_device on(device);
+    for (void*& p : arrays) {
+      if (p != nullptr) COPROVE_CUDA_ASSERT_OK(cudaFree(p));
+      p = nullptr;
+    }
+  }
+};
+
 struct worker_slot {
   int device = 0;
   std::size_t index = 0;
@@ -86,12 +135,27 @@ struct worker_slot {
   std::map<unsigned, std::unique_ptr<ntt_plan>> plans;  // by log size, kept once built
   std::size_t capacity = 0;  // elements of each buffer
   device_buffer a, b, c;
+  std::size_t witness_capacity = 0;
+  device_buffer witness;  // a task's assignment, when it comes with matrices
   device_buffer evaluation;  // the values at zeta (4 elements), then the evaluation's scratch
   std::mutex events_mutex;
   std::vector<std::unique_ptr<stage_events>> free_events;
 
   worker_slot(int dev, std::size_t i) : device(dev), index(i), work(dev) {
-    a.device = b.device = c.device = evaluation.device = dev;
+    a.device = b.device = c.device = evaluation.device = witness.device = dev;
+  }
+
+  // Room for an assignment of `count` elements; grown (blocking) when a larger one arrives.
+  void prepare_witness(std::size_t count) {
+    if (witness_capacity >= count) return;
+    work.synchronize();  // the stream may still read the old buffer
+    if (witness.data != nullptr) {
+      COPROVE_CUDA_TRY(cudaFree(witness.data));
+      witness.data = nullptr;
+      witness_capacity = 0;
+    }
+    COPROVE_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&witness.data), count * sizeof(prover::fr)));
+    witness_capacity = count;
   }
 
   // Buffers of at least n elements and a plan for n; grown (blocking) the first time a size is seen.
@@ -175,11 +239,8 @@ class cuda_backend final : public prover::compute_backend {
     if (slot >= slots_per_device_)
       throw std::invalid_argument("cuda backend: slot " + std::to_string(slot) + " out of range (" +
                                   std::to_string(slots_per_device_) + " slots per device)");
-    if (task.domain == nullptr) throw std::invalid_argument("cuda backend: quotient task without a domain");
+    prover::check_quotient_task("cuda", task);
     const std::size_t n = task.domain->size();
-    if (task.a.size() != n || task.b.size() != n || task.c.size() != n || task.h.size() != n)
-      throw std::invalid_argument("cuda backend: quotient task spans must each hold " + std::to_string(n) +
-                                  " elements");
     if (task.domain->log_size() < ntt_plan::min_log_size || task.domain->log_size() > ntt_plan::max_log_size)
       throw std::invalid_argument("cuda backend: domain size 2^" + std::to_string(task.domain->log_size()) +
                                   " outside the NTT's range");
@@ -192,11 +253,16 @@ class cuda_backend final : public prover::compute_backend {
       for (std::size_t s = 0; s < slots_per_device_; ++s)
         slots_[device * slots_per_device_ + s]->prepare(task.domain->log_size());
     }
+    const device_pce* pce = nullptr;
+    if (task.matrices) {
+      pce = &device_matrices(device, task.matrices);
+      w.prepare_witness(task.witness.size());
+    }
     const std::size_t bytes = n * sizeof(prover::fr);
     const cudaStream_t s = w.work.get();
     auto events = w.take_events();
     try {
-      enqueue_stages(w, task, bytes, *events);
+      enqueue_stages(w, task, pce, bytes, *events);
     } catch (...) {
       // Part of the work may be queued and reading the caller's buffers, which the caller frees
       // when this throws: let it finish first.
@@ -213,7 +279,9 @@ class cuda_backend final : public prover::compute_backend {
     }
     stream_done.async_wait(boost::asio::bind_executor(
         boost::asio::system_executor(),
-        [this, &w, events = std::move(events), timings, values = task.values, done](std::error_code ec) mutable {
+        [this, &w, events = std::move(events), timings, values = task.values, done,
+         h2d_bytes = task.matrices ? task.witness.size_bytes() : 3 * bytes,
+         spmv = task.matrices != nullptr](std::error_code ec) mutable {
           if (!ec && values != nullptr) {
             *values = prover::evaluation_values{events->values.data[0], events->values.data[1],
                                                 events->values.data[2], events->values.data[3]};
@@ -221,10 +289,12 @@ class cuda_backend final : public prover::compute_backend {
           if (!ec && timings != nullptr) {
             try {
               timings->h2d_ns = elapsed_ns(events->start, events->h2d);
+              timings->h2d_bytes = h2d_bytes;
+              timings->spmv_ns = spmv ? elapsed_ns(events->h2d, events->spmv) : 0;
               timings->compute_ns = elapsed_ns(events->evaluated, events->compute);
               timings->d2h_ns = elapsed_ns(events->h_evaluated, events->d2h);
               timings->evaluation_ns = values == nullptr ? 0
-                                                         : elapsed_ns(events->h2d, events->evaluated) +
+                                                         : elapsed_ns(events->spmv, events->evaluated) +
                                                                elapsed_ns(events->compute, events->h_evaluated);
             } catch (const std::exception& e) {
               COPROVE_LOG(warning, "cuda") << "reading the stage timings failed: " << e.what();
@@ -238,11 +308,11 @@ class cuda_backend final : public prover::compute_backend {
     bridges_[device]->signal_when_done(s, stream_done);
   }
 
-  // H2D a, b, c -> a, b, c at zeta -> the quotient kernels -> h at zeta -> D2H h and the values,
-  // on the slot's stream, with timing events. The quotient overwrites all three buffers, so a, b
-  // and c are evaluated before it.
-  static void enqueue_stages(worker_slot& w, const prover::quotient_task& task, std::size_t bytes,
-                             stage_events& events) {
+  // H2D a, b, c (or H2D w and the SpMV) -> a, b, c at zeta -> the quotient kernels -> h at zeta
+  // -> D2H h and the values, on the slot's stream, with timing events. The quotient overwrites all
+  // three buffers, so a, b and c are evaluated before it.
+  static void enqueue_stages(worker_slot& w, const prover::quotient_task& task, const device_pce* pce,
+                             std::size_t bytes, stage_events& events) {
     const cudaStream_t s = w.work.get();
     const unsigned log_n = task.domain->log_size();
     prover::fr* const d_values = w.evaluation.data;
@@ -251,11 +321,22 @@ class cuda_backend final : public prover::compute_backend {
     {
       nvtx_range range("coprove h2d");
       events.start.record(s);
-      COPROVE_CUDA_TRY(cudaMemcpyAsync(w.a.data, task.a.data(), bytes, cudaMemcpyHostToDevice, s));
-      COPROVE_CUDA_TRY(cudaMemcpyAsync(w.b.data, task.b.data(), bytes, cudaMemcpyHostToDevice, s));
-      COPROVE_CUDA_TRY(cudaMemcpyAsync(w.c.data, task.c.data(), bytes, cudaMemcpyHostToDevice, s));
+      if (pce != nullptr) {
+        COPROVE_CUDA_TRY(cudaMemcpyAsync(w.witness.data, task.witness.data(), task.witness.size_bytes(),
+                                         cudaMemcpyHostToDevice, s));
+      } else {
+        COPROVE_CUDA_TRY(cudaMemcpyAsync(w.a.data, task.a.data(), bytes, cudaMemcpyHostToDevice, s));
+        COPROVE_CUDA_TRY(cudaMemcpyAsync(w.b.data, task.b.data(), bytes, cudaMemcpyHostToDevice, s));
+        COPROVE_CUDA_TRY(cudaMemcpyAsync(w.c.data, task.c.data(), bytes, cudaMemcpyHostToDevice, s));
+      }
       events.h2d.record(s);
     }
+    if (pce != nullptr) {
+      nvtx_range range("coprove spmv");
+      void* const outputs[3] = {w.a.data, w.b.data, w.c.data};
+      spmv_abc_async(pce->csr, pce->arrays[9], w.witness.data, pce->host->num_rows, task.domain->size(), outputs, s);
+    }
+    events.spmv.record(s);
     if (task.values != nullptr) {
       nvtx_range range("coprove evaluation abc");
       const void* const polys[] = {w.a.data, w.b.data, w.c.data};
@@ -286,6 +367,19 @@ class cuda_backend final : public prover::compute_backend {
   runtime::spin_source* completion_source() const noexcept override { return &source_; }
 
  private:
+  // The matrices on `device`, uploaded (blocking) the first time this device sees them.
+  const device_pce& device_matrices(std::size_t device, const std::shared_ptr<const prover::pce_matrices>& m) {
+    std::lock_guard lock(pces_mutex_);
+    auto& slot = pces_[{device, m.get()}];
+    if (!slot) {
+      scoped_device on(devices_[device]);
+      slot = std::make_unique<device_pce>(m, devices_[device]);
+      COPROVE_LOG(info, "cuda") << "matrices of " << m->circuit_id << " (" << m->nonzeros() << " entries) now on device "
+                                << devices_[device];
+    }
+    return *slot;
+  }
+
   // Every device's bridge as one spin source for the io thread.
   class bridges_source final : public runtime::spin_source {
    public:
@@ -309,6 +403,8 @@ class cuda_backend final : public prover::compute_backend {
   std::size_t slots_per_device_;
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<worker_slot>> slots_;  // device * slots_per_device + slot
+  std::mutex pces_mutex_;
+  std::map<std::pair<std::size_t, const prover::pce_matrices*>, std::unique_ptr<device_pce>> pces_;
   std::vector<std::unique_ptr<completion_bridge>> bridges_;
   mutable bridges_source source_;
   std::mutex outstanding_mutex_;

@@ -87,7 +87,7 @@ std::string format_report(const json::object& r, const std::string& memory_plan_
 
   out << "  stages (ms)    " << "           p50        p99        max      count\n";
   if (const auto* stages = at(r, "stages"); stages && stages->is_object()) {
-    for (const char* name : {"queue_wait", "synthesis", "gpu_queue", "h2d", "gpu_compute", "d2h", "evaluation", "total"}) {
+    for (const char* name : {"queue_wait", "synthesis", "gpu_queue", "h2d", "spmv", "gpu_compute", "d2h", "evaluation", "total"}) {
       const auto* s = stages->get_object().if_contains(name);
       if (!s || !s->is_object()) continue;
       const auto& so = s->get_object();
@@ -111,7 +111,8 @@ std::string format_report(const json::object& r, const std::string& memory_plan_
       << " partitions synthesized into page-locked buffers\n";
   out << "  PCE            " << text(r, "pce.policy") << ": " << text(r, "pce.hits") << " hits, "
       << text(r, "pce.slow_path") << " slow path, " << text(r, "pce.builds") << " builds, " << text(r, "pce.waits")
-      << " waits, " << format_bytes(number(r, "pce.bytes")) << "\n";
+      << " waits, " << format_bytes(number(r, "pce.bytes")) << "; SpMV of " << text(r, "syntheses.spmv_on_backend")
+      << " on the backend (only the assignment copied)\n";
   out << "  memory plan\n";
   std::istringstream plan(memory_plan_text);
   for (std::string line; std::getline(plan, line);) out << "    " << line << "\n";

@@ -265,6 +265,14 @@ const std::vector<binding>& bindings() {
          c.engine.pce = as_enum<pce_policy>(v, "engine.pce", {{"wait", pce_policy::wait}, {"eager", pce_policy::eager}});
        },
        [](const app_config& c) { return json::value(to_string(c.engine.pce)); }},
+      {{"engine.spmv", "spmv", k::string, "\"backend\"",
+        "Where a cached-constraint (PCE) synthesis evaluates A w, B w, C w: backend (only the assignment is "
+        "written and copied; a GPU evaluates the matrices, a third or less of the host bytes) or host (the "
+        "synthesis thread writes a, b and c)."},
+       [](app_config& c, const json::value& v) {
+         c.engine.backend_spmv = as_enum<bool>(v, "engine.spmv", {{"backend", true}, {"host", false}});
+       },
+       [](const app_config& c) { return json::value(c.engine.backend_spmv ? "backend" : "host"); }},
       {{"engine.synthesis_threads", "synthesis-threads", k::unsigned_integer, "0 (hardware threads)",
         "CPU threads for synthesis and evaluation."},
        [](app_config& c, const json::value& v) {

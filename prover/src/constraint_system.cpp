@@ -7,11 +7,25 @@
 namespace coprove::prover {
 
 constraint_system::constraint_system(const circuit_shape& shape, std::vector<fr> storage)
-    : shape_(shape), assignment_(std::move(storage)), next_aux_(shape.num_inputs) {
+    : shape_(shape), owned_(std::move(storage)), next_aux_(shape.num_inputs) {
   if (shape.num_inputs == 0) {
     throw std::invalid_argument("circuit_shape.num_inputs must count the constant one (>= 1)");
   }
-  assignment_.resize(shape.num_variables());
+  owned_.resize(shape.num_variables());
+  assignment_ = owned_;
+  assignment_[0] = fr::one();
+}
+
+constraint_system::constraint_system(const circuit_shape& shape, std::span<fr> external)
+    : shape_(shape), next_aux_(shape.num_inputs) {
+  if (shape.num_inputs == 0) {
+    throw std::invalid_argument("circuit_shape.num_inputs must count the constant one (>= 1)");
+  }
+  if (external.size() < shape.num_variables()) {
+    throw std::invalid_argument("constraint_system: the external assignment holds " + std::to_string(external.size()) +
+                                " elements, the circuit has " + std::to_string(shape.num_variables()) + " variables");
+  }
+  assignment_ = external.first(shape.num_variables());
   assignment_[0] = fr::one();
 }
 

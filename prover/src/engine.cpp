@@ -233,7 +233,7 @@ struct engine_metrics {
     pool_reuses = &r.get_gauge(p + "pinned_pool_reuses", "Pinned pool checkouts served by a free buffer");
     pool_allocations = &r.get_gauge(p + "pinned_pool_allocations", "Pinned pool buffers allocated");
     h2d_gb_per_s = &r.get_gauge(p + "h2d_gb_per_second", "Host to device copy throughput");
-    for (const char* stage : {"queue_wait", "synthesis", "gpu_queue", "h2d", "gpu_compute", "d2h", "evaluation", "total"})
+    for (const char* stage : {"queue_wait", "synthesis", "gpu_queue", "h2d", "spmv", "gpu_compute", "d2h", "evaluation", "total"})
       stage_seconds[stage] = &r.get_histogram(p + "stage_seconds", "Partition stage latency", {{"stage", stage}});
     for (std::size_t d = 0; d < devices; ++d)
       gpu_busy.push_back(&r.get_gauge(p + "gpu_busy_fraction", "Fraction of the report window a device had work", {{"device", std::to_string(d)}}));
@@ -246,7 +246,7 @@ struct report_state {
   std::uint64_t last_end_ns = 0;
   std::uint64_t verified = 0, failed = 0, cancelled = 0;
   std::uint64_t jobs_done = 0, jobs_failed = 0, jobs_cancelled = 0;
-  std::uint64_t pce_hits = 0, pce_slow = 0, configured_syntheses = 0;
+  std::uint64_t pce_hits = 0, pce_slow = 0, configured_syntheses = 0, backend_spmv = 0;
   std::uint64_t pinned_partitions = 0;
   std::uint64_t h2d_bytes = 0, h2d_ns = 0;
   std::size_t max_gpu_queue = 0;
@@ -462,7 +462,7 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   report_.busy_ns.assign(devices_, 0);
   report_.active.assign(devices_, 0);
   report_.busy_since.assign(devices_, 0);
-  for (const char* stage : {"queue_wait", "synthesis", "gpu_queue", "h2d", "gpu_compute", "d2h", "evaluation", "total"})
+  for (const char* stage : {"queue_wait", "synthesis", "gpu_queue", "h2d", "spmv", "gpu_compute", "d2h", "evaluation", "total"})
     report_.stage_ms[stage] = std::make_unique<runtime::histogram>();
   if (!backend_->make_host_allocator()->is_pinned() && backend_->name() != "host")
     runtime::warn_once("engine.pageable_backend", "engine", "the backend's host allocator is not page-locked");
@@ -767,6 +767,8 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       }
       struct timed_synthesis {
         synthesis_output output;
+        std::shared_ptr<const pce_matrices> matrices;  // set: a holds the assignment, the backend does the SpMV
+        std::size_t assignment_size = 0;
         std::uint64_t start = 0, end = 0;
         std::uint32_t lane = 0;
         std::string error;
@@ -781,7 +783,14 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
             s.output = config_.synthesizer(j->request, index, a_span, b_span, c_span);
           } else {
             const auto circ = make_circuit(j->request.circuit, j->request.log_constraints, j->request.seed, index);
-            s.output = pce_->synthesize(*circ, a_span, b_span, c_span);
+            if (config_.backend_spmv) {
+              deferred_synthesis d = pce_->synthesize_deferred(*circ, a_span, b_span, c_span);
+              s.output = std::move(d.output);
+              s.matrices = std::move(d.matrices);
+              s.assignment_size = d.assignment_size;
+            } else {
+              s.output = pce_->synthesize(*circ, a_span, b_span, c_span);
+            }
           }
         } catch (const std::exception& e) {
           s.error = e.what();
@@ -805,6 +814,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
                                                                    " failed: " + synthesized.error);
       result.timings.synthesis_ns = synthesized.end - synthesized.start;
       result.pce_used = synthesized.output.pce_used;
+      result.spmv_on_backend = synthesized.matrices != nullptr;
       if (config_.synthesizer) {
         {
           std::lock_guard lock(mutex_);
@@ -815,6 +825,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
         {
           std::lock_guard lock(mutex_);
           (result.pce_used ? report_.pce_hits : report_.pce_slow) += 1;
+          if (result.spmv_on_backend) report_.backend_spmv += 1;
         }
         (result.pce_used ? metrics_.pce_hits : metrics_.pce_slow)->inc();
       }
@@ -862,6 +873,12 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       gpu_stage_timings gpu_timings;
       evaluation_values values{};
       quotient_task task{a_span, b_span, c_span, h_span, j->domain.get()};
+      if (synthesized.matrices) {
+        // Only the assignment goes to the backend, which evaluates the matrices itself.
+        task.a = task.b = task.c = {};
+        task.witness = std::span<const fr>(a_span.data(), synthesized.assignment_size);
+        task.matrices = synthesized.matrices;
+      }
       task.zeta = zeta;
       task.values = &values;
       try {
@@ -895,6 +912,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
                                                                  std::to_string(worker.device) + " slot " +
                                                                  std::to_string(worker.slot) + " failed: " + gpu_ec.message());
       result.timings.h2d_ns = gpu_timings.h2d_ns;
+      result.timings.spmv_ns = gpu_timings.spmv_ns;
       result.timings.gpu_compute_ns = gpu_timings.compute_ns;
       result.timings.d2h_ns = gpu_timings.d2h_ns;
       {
@@ -907,6 +925,10 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
           trace_event("h2d", "gpu", device_lane, at, at + gpu_timings.h2d_ns, j, index);
           at += gpu_timings.h2d_ns;
         }
+        if (gpu_timings.spmv_ns != 0) {
+          trace_event("spmv", "gpu", device_lane, at, at + gpu_timings.spmv_ns, j, index);
+          at += gpu_timings.spmv_ns;
+        }
         trace_event("quotient", "gpu", device_lane, at, at + gpu_timings.compute_ns, j, index);
         at += gpu_timings.compute_ns;
         trace_event("evaluation", "gpu", device_lane, at, at + gpu_timings.evaluation_ns, j, index);
@@ -915,7 +937,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
         trace_event("device", "gpu", flight_lane, started, finished, j, index);
       }
       if (gpu_timings.h2d_ns != 0) {
-        const std::uint64_t bytes = 3 * vector_bytes;
+        const std::uint64_t bytes = gpu_timings.h2d_bytes;
         metrics_.h2d_bytes->inc(bytes);
         metrics_.h2d_ns->inc(gpu_timings.h2d_ns);
         std::lock_guard lock(mutex_);
@@ -976,6 +998,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
                                     {"synthesis", result.timings.synthesis_ns},
                                     {"gpu_queue", result.timings.gpu_queue_ns},
                                     {"h2d", result.timings.h2d_ns},
+                                    {"spmv", result.timings.spmv_ns},
                                     {"gpu_compute", result.timings.gpu_compute_ns},
                                     {"d2h", result.timings.d2h_ns},
                                     {"evaluation", result.timings.evaluation_ns},
@@ -1388,7 +1411,8 @@ boost::json::object engine_core::report_json() const {
                                   {"bytes", pce_->bytes()}}},
       {"syntheses", boost::json::object{{"pce", report_.pce_hits},
                                         {"slow", report_.pce_slow},
-                                        {"configured", report_.configured_syntheses}}},
+                                        {"configured", report_.configured_syntheses},
+                                        {"spmv_on_backend", report_.backend_spmv}}},
       {"gpu_busy_fraction", busy_mean},
       {"gpu_busy_fraction_per_device", std::move(busy)},
       {"h2d_gb_per_s", h2d_gbps},
@@ -1403,7 +1427,8 @@ void engine_core::reset_report() {
   report_.last_end_ns = 0;
   report_.verified = report_.failed = report_.cancelled = 0;
   report_.jobs_done = report_.jobs_failed = report_.jobs_cancelled = 0;
-  report_.pce_hits = report_.pce_slow = report_.configured_syntheses = report_.pinned_partitions = 0;
+  report_.pce_hits = report_.pce_slow = report_.configured_syntheses = report_.backend_spmv =
+      report_.pinned_partitions = 0;
   report_.h2d_bytes = report_.h2d_ns = 0;
   report_.max_gpu_queue = gpu_queued_.current();
   for (std::size_t d = 0; d < devices_; ++d) {

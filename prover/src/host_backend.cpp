@@ -14,6 +14,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include <array>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -29,12 +30,15 @@ struct host_backend_state {
       : devices(d), slots(s), workers(threads) {
     strands.reserve(d * s);
     for (std::size_t i = 0; i < d * s; ++i) strands.push_back(boost::asio::make_strand(workers));
+    scratch.resize(d * s);
   }
 
   std::size_t devices;
   std::size_t slots;
   boost::asio::thread_pool workers;
   std::vector<strand_type> strands;  // device * slots + slot
+  // Per slot: a, b, c evaluated from a task's matrices (used only on that slot's strand).
+  std::vector<std::array<std::vector<fr>, 3>> scratch;
 };
 
 }  // namespace detail
@@ -75,23 +79,30 @@ void host_backend::enqueue_quotient(std::size_t device, std::size_t slot, const 
   if (slot >= state_->slots)
     throw std::invalid_argument("host backend: slot " + std::to_string(slot) + " out of range (" +
                                 std::to_string(state_->slots) + " slots per device)");
-  if (task.domain == nullptr) throw std::invalid_argument("host backend: quotient task without a domain");
-  const std::size_t n = task.domain->size();
-  if (task.a.size() != n || task.b.size() != n || task.c.size() != n || task.h.size() != n)
-    throw std::invalid_argument("host backend: quotient task spans must each hold " + std::to_string(n) +
-                                " elements");
+  check_quotient_task("host", task);
 
-  boost::asio::post(state_->strands[device * state_->slots + slot],
-                    [task, timings, done, device, slot]() mutable {
+  const std::size_t index = device * state_->slots + slot;
+  boost::asio::post(state_->strands[index],
+                    [task, timings, done, device, slot, scratch = &state_->scratch[index]]() mutable {
                       const std::uint64_t start = runtime::trace_writer::now_ns();
-                      std::uint64_t quotient_end = start;
+                      std::uint64_t quotient_end = start, spmv_end = start;
                       std::error_code result;
                       try {
-                        compute_quotient(task.a, task.b, task.c, task.h, *task.domain);
+                        std::span<const fr> a = task.a, b = task.b, c = task.c;
+                        if (task.matrices) {
+                          // A w, B w, C w into the slot's own vectors (the slot runs one task at a time).
+                          const std::size_t n = task.domain->size();
+                          for (auto& v : *scratch) v.resize(n);
+                          task.matrices->evaluate(task.witness, (*scratch)[0], (*scratch)[1], (*scratch)[2]);
+                          a = (*scratch)[0];
+                          b = (*scratch)[1];
+                          c = (*scratch)[2];
+                          spmv_end = runtime::trace_writer::now_ns();
+                        }
+                        compute_quotient(a, b, c, task.h, *task.domain);
                         quotient_end = runtime::trace_writer::now_ns();
                         if (task.values != nullptr) {
-                          const evaluation_record r = make_evaluation_record(
-                              task.a, task.b, task.c, task.h, *task.domain, task.zeta);
+                          const evaluation_record r = make_evaluation_record(a, b, c, task.h, *task.domain, task.zeta);
                           *task.values = evaluation_values{r.a, r.b, r.c, r.h};
                         }
                       } catch (const std::exception& e) {
@@ -104,7 +115,8 @@ void host_backend::enqueue_quotient(std::size_t device, std::size_t slot, const 
                       if (timings != nullptr) {
                         const std::uint64_t end = runtime::trace_writer::now_ns();
                         *timings = gpu_stage_timings{};
-                        timings->compute_ns = (result ? end : quotient_end) - start;
+                        timings->spmv_ns = spmv_end - start;
+                        timings->compute_ns = (result ? end : quotient_end) - spmv_end;
                         if (!result && task.values != nullptr) timings->evaluation_ns = end - quotient_end;
                       }
                       done.set(result);

@@ -305,6 +305,8 @@ struct pce_cache::state {
       "coprove_pce_waits_total", "Syntheses that waited for a PCE being built");
   runtime::counter& rejected_total = runtime::registry::global().get_counter(
       "coprove_pce_rejected_total", "Loaded PCEs dropped because they did not match or check");
+  runtime::counter& host_spmv_total = runtime::registry::global().get_counter(
+      "coprove_pce_host_spmv_total", "PCE hits whose SpMV was asked of the backend but ran on the host");
   runtime::counter& over_capacity_total = runtime::registry::global().get_counter(
       "coprove_pce_over_capacity_total", "Recorded PCEs not kept because they exceed the capacity");
 };
@@ -319,6 +321,16 @@ pce_cache::~pce_cache() = default;
 
 synthesis_output pce_cache::synthesize(const circuit& circ, std::span<fr> a, std::span<fr> b,
                                        std::span<fr> c_out) {
+  return synthesize_impl(circ, a, b, c_out, false).output;
+}
+
+deferred_synthesis pce_cache::synthesize_deferred(const circuit& circ, std::span<fr> a, std::span<fr> b,
+                                                  std::span<fr> c_out) {
+  return synthesize_impl(circ, a, b, c_out, true);
+}
+
+deferred_synthesis pce_cache::synthesize_impl(const circuit& circ, std::span<fr> a, std::span<fr> b,
+                                              std::span<fr> c_out, bool defer) {
   const std::size_t n = circ.domain_size();
   if (a.size() != n || b.size() != n || c_out.size() != n) {
     throw std::invalid_argument("synthesis of " + circ.id() + ": a, b and c must each hold exactly " +
@@ -330,7 +342,8 @@ synthesis_output pce_cache::synthesize(const circuit& circ, std::span<fr> a, std
   const std::string id = circ.id();
   auto slow_path = [&s](const circuit& circ, std::span<fr> a, std::span<fr> b, std::span<fr> c) {
     std::vector<fr> scratch = s.take_spare();
-    synthesis_output out = synthesize_slow(circ, a, b, c, nullptr, &scratch);
+    deferred_synthesis out;
+    out.output = synthesize_slow(circ, a, b, c, nullptr, &scratch);
     s.give_spare(std::move(scratch));
     return out;
   };
@@ -347,10 +360,10 @@ synthesis_output pce_cache::synthesize(const circuit& circ, std::span<fr> a, std
       s.slow_total.inc();
       lock.unlock();
       auto recorded = std::make_shared<pce_matrices>();
-      synthesis_output out;
+      deferred_synthesis out;
       try {
         std::vector<fr> scratch = s.take_spare();
-        out = synthesize_slow(circ, a, b, c_out, recorded.get(), &scratch);
+        out.output = synthesize_slow(circ, a, b, c_out, recorded.get(), &scratch);
         s.give_spare(std::move(scratch));
       } catch (...) {
         lock.lock();
@@ -400,13 +413,33 @@ synthesis_output pce_cache::synthesize(const circuit& circ, std::span<fr> a, std
         const bool check = !found->verified;
         lock.unlock();
         const circuit_shape shape = circ.shape();
+        const std::size_t variables = shape.num_variables();
+        deferred_synthesis out;
+        out.output.num_constraints = shape.num_rows();
+        out.output.num_inputs = shape.num_inputs;
+        out.output.pce_used = true;
+        if (defer && !check && variables <= a.size()) {
+          // The assignment straight into a; the caller evaluates the matrices.
+          synthesize_witness_into(circ, a);
+          out.output.public_inputs = public_inputs_of(shape, a);
+          out.matrices = matrices;
+          out.assignment_size = variables;
+          lock.lock();
+          ++s.stats.hits;
+          ++s.stats.deferred;
+          s.hits_total.inc();
+          return out;
+        }
+        if (defer && !check) {
+          runtime::warn_once("pce.host_spmv." + id, "pce",
+                             "the assignment of " + id + " (" + std::to_string(variables) +
+                                 " variables) does not fit a vector of its domain (" + std::to_string(a.size()) +
+                                 "): its SpMV runs on the host; counted in coprove_pce_host_spmv_total");
+          s.host_spmv_total.inc();
+        }
         std::vector<fr> w = synthesize_witness(circ, s.take_spare());
         matrices->evaluate(w, a, b, c_out);
-        synthesis_output out;
-        out.num_constraints = shape.num_rows();
-        out.num_inputs = shape.num_inputs;
-        out.public_inputs = public_inputs_of(shape, w);
-        out.pce_used = true;
+        out.output.public_inputs = public_inputs_of(shape, w);
         s.give_spare(std::move(w));
         const std::optional<std::size_t> bad =
             check ? first_unsatisfied_row(a, b, c_out) : std::nullopt;
@@ -428,6 +461,7 @@ synthesis_output pce_cache::synthesize(const circuit& circ, std::span<fr> a, std
           }
           found->verified = true;
         }
+        if (defer && !check) ++s.stats.host_spmv;
         ++s.stats.hits;
         s.hits_total.inc();
         return out;

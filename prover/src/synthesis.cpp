@@ -189,6 +189,12 @@ std::vector<fr> synthesize_witness(const circuit& c, std::vector<fr> storage) {
   return cs.take_assignment();
 }
 
+void synthesize_witness_into(const circuit& c, std::span<fr> out) {
+  witness_system cs(c.shape(), out);
+  c.synthesize(cs);
+  cs.check_complete();
+}
+
 std::vector<fr> public_inputs_of(const circuit_shape& shape, std::span<const fr> assignment) {
   return {assignment.begin() + 1, assignment.begin() + static_cast<std::ptrdiff_t>(shape.num_inputs)};
 }

@@ -61,6 +61,9 @@ TEST_CASE("the CUDA backend proves pinned partitions bit-identical to the host b
       CHECK(p.timings.gpu_compute_ns > 0);
       CHECK(p.timings.d2h_ns > 0);
       CHECK(p.timings.evaluation_ns > 0);  // device time of the evaluation at zeta
+      // After the first partition (the PCE's build) only the assignment is copied; the GPU does the SpMV.
+      CHECK(p.spmv_on_backend == (p.index > 0));
+      CHECK((p.timings.spmv_ns > 0) == (p.index > 0));
     }
     const auto report = e.report_json();
     CHECK(report.at("pinned_pool").at("fallbacks").to_number<std::uint64_t>() == 0);
@@ -75,9 +78,23 @@ TEST_CASE("the CUDA backend proves pinned partitions bit-identical to the host b
     REQUIRE_FALSE(ec);
     on_host = std::move(r);
   }
+  prove_result host_spmv;
+  {
+    // The SpMV on the synthesis threads and a, b, c copied: the same records.
+    auto cfg = gpu_config();
+    cfg.backend_spmv = false;
+    engine e(rt.io.get_executor(), cfg, cuda::make_cuda_backend({}, 2));
+    auto [ec, r] = prove(e, request(6, 14, 11));
+    REQUIRE_FALSE(ec);
+    host_spmv = std::move(r);
+    for (const auto& p : host_spmv.partitions) CHECK_FALSE(p.spmv_on_backend);
+    require_at_baseline(e);
+  }
   REQUIRE(on_gpu.partitions.size() == on_host.partitions.size());
-  for (std::size_t i = 0; i < on_gpu.partitions.size(); ++i)
+  for (std::size_t i = 0; i < on_gpu.partitions.size(); ++i) {
     CHECK(on_gpu.partitions[i].record == on_host.partitions[i].record);
+    CHECK(host_spmv.partitions[i].record == on_host.partitions[i].record);
+  }
 }
 
 TEST_CASE("on the CUDA backend cancellation and a failing synthesis give everything back", "[cuda][engine][gpu]") {

@@ -4,6 +4,7 @@
 // completion token kind works.
 #include <coprove/prover/engine.hpp>
 
+#include <coprove/prover/circuits.hpp>
 #include <coprove/prover/evaluation.hpp>
 #include <coprove/prover/host_backend.hpp>
 #include <coprove/prover/quotient.hpp>
@@ -423,6 +424,70 @@ TEST_CASE("a failing synthesis fails only its job", "[prover][engine][cpu]") {
   require_at_baseline(e);
 }
 
+TEST_CASE("the SpMV on the backend gives the records of the SpMV on the host", "[prover][engine][cpu]") {
+  running_io rt;
+  auto host_cfg = small_config();
+  host_cfg.backend_spmv = false;
+  engine on_host(rt.io.get_executor(), host_cfg, make_host_backend(1, 2));
+  engine on_backend(rt.io.get_executor(), small_config(), make_host_backend(1, 2));
+  for (const char* circuit : {"mimc", "merkle"}) {
+    prove_request r = small_request(4, 11, 21);
+    r.circuit = circuit;
+    auto [ec1, expected] = prove(on_host, r);
+    auto [ec2, got] = prove(on_backend, r);
+    REQUIRE_FALSE(ec1);
+    REQUIRE_FALSE(ec2);
+    require_all_verified(got, 4);
+    for (std::size_t i = 0; i < 4; ++i) {
+      CHECK(got.partitions[i].record == expected.partitions[i].record);
+      CHECK_FALSE(expected.partitions[i].spmv_on_backend);
+      CHECK(got.partitions[i].pce_used == (i > 0));
+      // The first partition builds the PCE on the slow path; the others send their assignment.
+      CHECK(got.partitions[i].spmv_on_backend == (i > 0));
+      CHECK((got.partitions[i].timings.spmv_ns > 0) == (i > 0));
+    }
+  }
+  CHECK(on_backend.report_json().at("syntheses").at("spmv_on_backend").to_number<std::uint64_t>() == 6);
+  CHECK(on_host.report_json().at("syntheses").at("spmv_on_backend").to_number<std::uint64_t>() == 0);
+  require_at_baseline(on_host);
+  require_at_baseline(on_backend);
+}
+
+TEST_CASE("a backend refuses a task whose witness and matrices do not fit", "[prover][engine][cpu]") {
+  auto backend = make_host_backend(1, 2);
+  const auto circ = make_circuit("mimc", 10, 1, 0);
+  pce_cache cache;
+  std::vector<fr> a(1024), b(1024), c(1024), h(1024);
+  cache.synthesize(*circ, a, b, c);  // records the PCE
+  const deferred_synthesis d = cache.synthesize_deferred(*make_circuit("mimc", 10, 1, 1), a, b, c);
+  REQUIRE(d.matrices);
+  const evaluation_domain domain(1024), other(2048);
+  auto refuses = [&](const quotient_task& task, const std::string& what) {
+    runtime::completion_signal done;
+    try {
+      backend->enqueue_quotient(0, 0, task, nullptr, done);
+      FAIL("accepted a bad task");
+    } catch (const std::invalid_argument& e) {
+      CHECK(std::string(e.what()).find(what) != std::string::npos);
+    }
+  };
+  const std::span<const fr> w(a.data(), d.assignment_size);
+  quotient_task task{{}, {}, {}, h, &domain};
+  task.witness = w;
+  refuses(task, "needs its matrices");
+  task.matrices = d.matrices;
+  task.witness = w.first(w.size() - 1);
+  refuses(task, "columns");
+  task.witness = w;
+  task.a = a;
+  refuses(task, "takes no a, b, c");
+  task.a = {};
+  task.domain = &other;
+  std::vector<fr> h2(2048);
+  task.h = h2;
+  refuses(task, "domain of 1024");
+}
+
 TEST_CASE("a configured synthesizer replays recorded partitions bit-identically and is counted",
           "[prover][engine][cpu]") {
   running_io rt;
@@ -570,8 +635,9 @@ TEST_CASE("the trace holds every stage of every partition", "[prover][engine][cp
     CHECK(json.find(stage) != std::string::npos);
   // Each of the 3 partitions records: memory reservation, pinned checkout, synthesis (its thread's
   // lane and its own), gpu queue, quotient and evaluation (the worker slot's lane), device,
-  // partition.
-  CHECK(e.trace()->size() == 3 * 9);
+  // partition; the two after the first (PCE hits) also the backend's SpMV.
+  CHECK(json.find("\"spmv\"") != std::string::npos);
+  CHECK(e.trace()->size() == 3 * 9 + 2);
   CHECK(e.trace()->dropped() == 0);
 }
 

@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "pce_test_circuits.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -109,49 +111,6 @@ class redigested_circuit final : public circuit {
   mimc_circuit real_;
 };
 
-// Rows whose first term is -1 times a variable, a general coefficient, a constant (the one
-// column with coefficients one, -1 and others), empty rows and repeated variables: every kind of
-// term the SpMV treats specially, in every position.
-class mixed_terms_circuit final : public circuit {
- public:
-  explicit mixed_terms_circuit(std::uint64_t seed) : seed_(seed) {}
-  std::string_view family() const noexcept override { return "mixed"; }
-  unsigned log_constraints() const noexcept override { return 3; }
-  circuit_shape shape() const noexcept override {
-    circuit_shape s;
-    s.num_inputs = 1;
-    s.num_aux = 4;
-    s.num_constraints = 4;
-    s.num_nonzeros = 18;
-    s.max_coefficients = 8;
-    return s;
-  }
-  std::uint64_t structure_digest() const noexcept override { return 0x6d69786564; }
-  void synthesize(constraint_system& cs) const override {
-    std::mt19937_64 gen(seed_);
-    const variable x1 = cs.alloc(fr::random(gen)), x2 = cs.alloc(fr::random(gen)),
-                   x3 = cs.alloc(fr::random(gen)), x4 = cs.alloc(fr::random(gen));
-    const variable one = constraint_system::one();
-    const fr k = fr::from_hex("0x1234567890abcdef");
-    cs.enforce([&](linear_combination& lc) { lc.sub(x1).add(x2); },
-               [&](linear_combination& lc) { lc.add(fr::from_uint64(7), x3); },
-               [&](linear_combination& lc) { lc.add(k, one).sub(x4); });
-    cs.enforce([](linear_combination&) {}, [&](linear_combination& lc) { lc.add(x1); },
-               [&](linear_combination& lc) { lc.add(fr::from_uint64(3), one); });
-    cs.enforce([&](linear_combination& lc) { lc.sub(x1); },
-               [&](linear_combination& lc) { lc.sub(x2).add(x2); },
-               [&](linear_combination& lc) {
-                 lc.add(fr::from_uint64(5), x3).add(fr::from_uint64(5), x4).sub(one);
-               });
-    cs.enforce([&](linear_combination& lc) { lc.add(one); },
-               [&](linear_combination& lc) { lc.add(one); },
-               [&](linear_combination& lc) { lc.add(one).sub(x3); });
-  }
-
- private:
-  std::uint64_t seed_;
-};
-
 struct temp_file {
   temp_file()
       : path((std::filesystem::temp_directory_path() /
@@ -213,15 +172,69 @@ TEST_CASE("a, b, c from the PCE equal the slow path's bit for bit", "[prover][pc
   }
 }
 
+TEST_CASE("a deferred synthesis leaves the SpMV to the caller, with the same a, b, c", "[prover][pce][cpu]") {
+  for (const char* name : {"mimc", "merkle"}) {
+    for (unsigned log : {10u, 12u}) {
+      pce_cache cache;
+      const auto first = make_circuit(name, log, 5, 0);
+      vectors built(first->domain_size());
+      const deferred_synthesis d0 = cache.synthesize_deferred(*first, built.a, built.b, built.c);
+      CHECK_FALSE(d0.output.pce_used);  // the build: a, b, c on the host
+      CHECK_FALSE(d0.matrices);
+      CHECK(built == slow(*first));
+      const std::size_t variables = first->shape().num_variables();
+      const bool fits = variables <= first->domain_size();
+      for (std::size_t p = 1; p < 3; ++p) {
+        const auto c = make_circuit(name, log, 5, p);
+        vectors v(c->domain_size());
+        std::fill(v.b.begin(), v.b.end(), fr::one());
+        const deferred_synthesis d = cache.synthesize_deferred(*c, v.a, v.b, v.c);
+        CHECK(d.output.pce_used);
+        const std::vector<fr> w = synthesize_witness(*c);
+        CHECK(d.output.public_inputs == public_inputs_of(c->shape(), w));
+        if (fits) {
+          REQUIRE(d.matrices);
+          CHECK(d.assignment_size == variables);
+          CHECK(std::equal(w.begin(), w.end(), v.a.begin()));
+          CHECK(v.b.front() == fr::one());  // b and c are left alone
+          vectors evaluated(c->domain_size());
+          d.matrices->evaluate(std::span<const fr>(v.a.data(), d.assignment_size), evaluated.a, evaluated.b,
+                               evaluated.c);
+          CHECK(evaluated == slow(*c));
+        } else {
+          CHECK_FALSE(d.matrices);
+          CHECK(v == slow(*c));
+        }
+      }
+      const pce_stats s = cache.stats();
+      CHECK(s.hits == 2);
+      CHECK(s.deferred == (fits ? 2u : 0u));
+      CHECK(s.host_spmv == (fits ? 0u : 2u));
+    }
+  }
+}
+
+TEST_CASE("an assignment into a span too short for the circuit is refused", "[prover][pce][cpu]") {
+  const auto c = make_circuit("mimc", 10, 1, 0);
+  std::vector<fr> out(c->shape().num_variables() - 1, fr::one());
+  CHECK_THROWS_AS(synthesize_witness_into(*c, out), std::invalid_argument);
+  CHECK(out.front() == fr::one());
+  out.resize(c->shape().num_variables() + 3, fr::one());
+  synthesize_witness_into(*c, out);
+  const std::vector<fr> w = synthesize_witness(*c);
+  CHECK(std::equal(w.begin(), w.end(), out.begin()));
+  CHECK(out.back() == fr::one());  // past the assignment: untouched
+}
+
 TEST_CASE("the SpMV gives the slow path's a, b, c for every kind of term in every position",
           "[prover][pce][cpu]") {
   pce_cache cache;
-  const mixed_terms_circuit first(1);
+  const coprove::test::mixed_terms_circuit first(1);
   vectors built(first.domain_size());
   CHECK_FALSE(cache.synthesize(first, built.a, built.b, built.c).pce_used);
   CHECK(built == slow(first));
   for (std::uint64_t seed = 2; seed < 6; ++seed) {
-    const mixed_terms_circuit c(seed);
+    const coprove::test::mixed_terms_circuit c(seed);
     vectors fast(c.domain_size());
     std::fill(fast.b.begin(), fast.b.end(), fr::one());  // empty rows must be written as zero
     CHECK(cache.synthesize(c, fast.a, fast.b, fast.c).pce_used);
@@ -406,7 +419,10 @@ TEST_CASE("a saved PCE loads and serves partitions without a build", "[prover][p
   for (const char* name : {"mimc", "merkle"}) {
     const auto c = make_circuit(name, 11, 2, 5);
     vectors v(c->domain_size());
-    CHECK(loaded.synthesize(*c, v.a, v.b, v.c).pce_used);
+    // A loaded PCE's first use is checked on a, b, c, so even a deferred synthesis does its SpMV.
+    const deferred_synthesis d = loaded.synthesize_deferred(*c, v.a, v.b, v.c);
+    CHECK(d.output.pce_used);
+    CHECK_FALSE(d.matrices);
     CHECK(v == slow(*c));
   }
   const pce_stats s = loaded.stats();

@@ -7,6 +7,7 @@
 #include <coprove/pinned/host_allocator.hpp>
 #include <coprove/prover/domain.hpp>
 #include <coprove/prover/fr.hpp>
+#include <coprove/prover/pce.hpp>
 #include <coprove/runtime/completion_signal.hpp>
 
 #include <cstddef>
@@ -36,18 +37,33 @@ struct evaluation_values {
 /// spans point into host buffers that stay valid until the completion signal is set. When
 /// `values` is set, the backend also evaluates a, b, c and h at `zeta` and writes them there
 /// before it sets the signal (it must stay valid until then); null skips the evaluation.
+///
+/// With `matrices` set, the partition arrives as its assignment instead: a, b and c are empty and
+/// the backend first evaluates them as A w, B w, C w (pce_matrices::evaluate's values, zero padded
+/// to the domain) from `witness` (matrices->num_inputs + num_aux elements, in a host buffer valid
+/// until the signal). A GPU backend copies only w (a third or less of a, b, c) and keeps each
+/// circuit's matrices on the device after their first use.
 struct quotient_task {
   std::span<const fr> a, b, c;
   std::span<fr> h;
   const evaluation_domain* domain = nullptr;
   fr zeta = fr::zero();
   evaluation_values* values = nullptr;
+  std::span<const fr> witness;
+  std::shared_ptr<const pce_matrices> matrices;
 };
 
+/// Throws std::invalid_argument (naming `backend`) unless the task's spans fit its domain: a, b,
+/// c and h of the domain's size, or, with matrices, h of that size, a, b, c empty, the witness the
+/// matrices' width and matrices of this domain.
+void check_quotient_task(std::string_view backend, const quotient_task& task);
+
 /// Where a device spent the time of one quotient. A backend without copies reports 0 for them;
-/// evaluation_ns is the time of the evaluation at zeta (0 when the task asked for none).
+/// evaluation_ns is the time of the evaluation at zeta (0 when the task asked for none); spmv_ns
+/// the time of evaluating the matrices (0 for a task without them); h2d_bytes what was copied.
 struct gpu_stage_timings {
-  std::uint64_t h2d_ns = 0, compute_ns = 0, d2h_ns = 0, evaluation_ns = 0;
+  std::uint64_t h2d_ns = 0, compute_ns = 0, d2h_ns = 0, evaluation_ns = 0, spmv_ns = 0;
+  std::uint64_t h2d_bytes = 0;
 };
 
 /// A set of devices, each with a fixed number of worker slots (own stream and device buffers),

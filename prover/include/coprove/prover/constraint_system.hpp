@@ -38,6 +38,10 @@ class constraint_system {
   /// Sizes the assignment from shape; column 0 holds one. `storage` lends a vector whose memory
   /// is reused for the assignment (its contents are overwritten as variables are allocated).
   explicit constraint_system(const circuit_shape& shape, std::vector<fr> storage = {});
+  /// The assignment is written into `external` (its first shape.num_variables() elements), which
+  /// must outlive the system; throws std::invalid_argument when it is shorter. release_assignment
+  /// then returns an empty vector.
+  constraint_system(const circuit_shape& shape, std::span<fr> external);
   virtual ~constraint_system();
   constraint_system(const constraint_system&) = delete;
   constraint_system& operator=(const constraint_system&) = delete;
@@ -85,7 +89,10 @@ class constraint_system {
   virtual void on_enforce(lc_builder a, lc_builder b, lc_builder c) = 0;
 public:
   /// Hands the assignment over, e.g. to reuse its memory (the system is spent afterwards).
-  std::vector<fr> release_assignment() noexcept { return std::move(assignment_); }
+  std::vector<fr> release_assignment() noexcept {
+    assignment_ = {};
+    return std::move(owned_);
+  }
 
  protected:
   std::span<fr> mutable_assignment() noexcept { return assignment_; }
@@ -94,7 +101,8 @@ public:
   [[noreturn]] void throw_over_shape(const char* what, std::size_t declared) const;
 
   circuit_shape shape_;
-  std::vector<fr> assignment_;
+  std::vector<fr> owned_;     // the assignment's memory, unless it is external
+  std::span<fr> assignment_;  // the assignment: owned_ or the external span
   std::size_t next_input_ = 1;
   std::size_t next_aux_;
   std::size_t num_constraints_ = 0;

@@ -64,6 +64,10 @@ struct engine_config {
   std::chrono::milliseconds poll_interval{5};  ///< poll policy: how often it looks
   std::size_t poll_queue_limit = 4;  ///< poll policy: admit while fewer are queued for the GPU
   pce_policy pce = pce_policy::wait;
+  /// PCE hits send only the assignment to the backend, which evaluates A w, B w, C w itself (on a
+  /// GPU: a third or less of the bytes written on the host and copied, and no SpMV on the CPU).
+  /// false: the synthesis thread does the SpMV into a, b, c, which are copied.
+  bool backend_spmv = true;
   std::size_t synthesis_threads = 0;    ///< CPU pool for synthesis and evaluation; 0 = hardware
   std::size_t memory_budget_bytes = 0;  ///< the memory plan's total; 0 = auto from free memory
   bool pageable_fallback = false;  ///< pinned pool may hand out pageable buffers when exhausted
@@ -96,6 +100,7 @@ struct partition_timings {
   std::uint64_t queue_wait_ns = 0, synthesis_ns = 0, h2d_ns = 0, gpu_compute_ns = 0, d2h_ns = 0,
                 total_ns = 0;
   std::uint64_t gpu_queue_ns = 0, evaluation_ns = 0;
+  std::uint64_t spmv_ns = 0;  ///< the backend's A w, B w, C w (0 when a, b, c came from the host)
 };
 
 struct partition_result {
@@ -104,6 +109,7 @@ struct partition_result {
   bool verified = false;
   bool is_pinned = false;
   bool pce_used = false;
+  bool spmv_on_backend = false;  ///< only the assignment was sent; the backend evaluated A, B, C
   int device = -1;
   partition_timings timings;
   std::size_t slot = 0;                ///< the worker slot of `device` that computed it

@@ -103,6 +103,17 @@ struct pce_stats {
   std::uint64_t loaded = 0;         ///< entries loaded from files
   std::uint64_t rejected = 0;       ///< loaded entries dropped (digest, shape or check failed)
   std::uint64_t over_capacity = 0;  ///< recorded PCEs not kept because they exceed the capacity
+  std::uint64_t deferred = 0;       ///< hits whose SpMV was left to the caller (synthesize_deferred)
+  std::uint64_t host_spmv = 0;      ///< deferred hits done on the host: the assignment exceeds a
+};
+
+/// What synthesize_deferred produced: a, b, c on the host (matrices null), or only the assignment,
+/// in a's first assignment_size elements, for the caller to evaluate with `matrices`
+/// (pce_matrices::evaluate, or the compute backend on the device).
+struct deferred_synthesis {
+  synthesis_output output;
+  std::shared_ptr<const pce_matrices> matrices;
+  std::size_t assignment_size = 0;
 };
 
 /// The cache of PCEs by circuit id. Thread-safe; synthesize blocks (call it on a CPU thread).
@@ -123,7 +134,21 @@ class pce_cache {
   synthesis_output synthesize(const circuit& c, std::span<fr> a, std::span<fr> b,
                               std::span<fr> c_out);
 
+  /// synthesize, except that a PCE hit computes only the assignment, into `a`, and leaves the SpMV
+  /// to the caller (b and c are not written). The SpMV is done here as by synthesize, and the
+  /// matrices are null, on the slow path, for a loaded PCE's first (checked) use, and when the
+  /// assignment has more variables than the domain has rows (warned once a circuit, counted in
+  /// host_spmv).
+  deferred_synthesis synthesize_deferred(const circuit& c, std::span<fr> a, std::span<fr> b,
+                                         std::span<fr> c_out);
+
   pce_policy policy() const noexcept { return policy_; }
+
+ private:
+  deferred_synthesis synthesize_impl(const circuit& c, std::span<fr> a, std::span<fr> b, std::span<fr> c_out,
+                                     bool defer);
+
+ public:
   std::size_t capacity_bytes() const noexcept { return capacity_bytes_; }
   /// Bytes held by the cached PCEs.
   std::size_t bytes() const;

@@ -53,6 +53,10 @@ synthesis_output synthesize_slow(const circuit& c, std::span<fr> a, std::span<fr
 /// `storage` lends memory to reuse.
 std::vector<fr> synthesize_witness(const circuit& c, std::vector<fr> storage = {});
 
+/// The assignment written into `out` (its first c.shape().num_variables() elements, e.g. a pinned
+/// buffer); throws std::invalid_argument when out is shorter, before computing anything.
+void synthesize_witness_into(const circuit& c, std::span<fr> out);
+
 /// The public inputs of an assignment (without the constant one).
 std::vector<fr> public_inputs_of(const circuit_shape& shape, std::span<const fr> assignment);
 
