@@ -46,7 +46,7 @@ struct options {
   std::size_t jobs = 3;
   std::size_t partitions = 8;
   std::size_t devices = 1;  // host backend: simulated devices; CUDA: the first N GPUs (0 = all)
-  std::size_t slots = 2;
+  std::size_t slots = 3;
   std::size_t synthesis_threads = 0;
   std::size_t depth = 0;  // per device; 0: the engine's default (2 x worker slots)
   std::size_t budget_gib = 0;  // 0: the plan reads available memory

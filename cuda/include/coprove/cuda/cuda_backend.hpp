@@ -26,7 +26,7 @@ std::string_view default_bridge_strategy() noexcept;
 /// when no GPU is visible, and cuda_error when the strategy cannot run on a device (never switching
 /// to another).
 std::unique_ptr<prover::compute_backend> make_cuda_backend(std::vector<int> devices = {},
-                                                           std::size_t slots_per_device = 2,
+                                                           std::size_t slots_per_device = 3,
                                                            std::string_view bridge = {});
 
 }  // namespace coprove::cuda

@@ -57,7 +57,7 @@ struct app_config {
   backend_choice backend = backend_choice::automatic;
   std::vector<int> devices;           ///< CUDA device ids; empty = every visible GPU
   std::size_t host_devices = 1;       ///< devices the host backend presents
-  std::size_t slots_per_device = 2;   ///< worker slots per device (both backends)
+  std::size_t slots_per_device = 3;   ///< worker slots per device (both backends)
   std::size_t host_threads = 0;       ///< host backend worker threads; 0 = one per slot
   /// The CUDA backend's completion-bridge strategy; empty = its default (stream_write).
   std::string bridge;
