@@ -27,9 +27,13 @@ step bench_bridge 80 "$here/bench_bridge" --json "$work/bench_bridge.json"
 step bench_evaluation 30 "$here/bench_evaluation" --min 20 --max 24 --json "$work/bench_evaluation.json"
 step bench_field 30 "$here/bench_field" --min-log 20 --max-log 20 --reps 3 --json "$work/bench_field.json"
 step bench_synthesis 40 "$here/bench_synthesis" --min-log 18 --max-log 20 --json "$work/bench_synthesis.json"
-step pipeline_1gpu 200 "$here/bench_pipeline" --h200 --log-n 22 --devices 1 --depth 24 --jobs 8 --rounds 3 --json "$work/pipeline_1gpu.json"
+step bench_pinned_h2d 60 "$here/bench_pinned" --h2d-scaling --seconds 3 --writers 16 --json "$work/h2d_scaling.json"
+step pipeline_1gpu 200 "$here/bench_pipeline" --h200 --log-n 22 --devices 1 --depth 40 --jobs 12 --rounds 2 --json "$work/pipeline_1gpu.json"
+step pipeline_1gpu_host_spmv 60 "$here/bench_pipeline" --h200 --log-n 22 --devices 1 --depth 40 --jobs 12 --spmv host --policies semaphore --json "$work/pipeline_1gpu_host_spmv.json"
+step pipeline_24_1gpu 150 "$here/bench_pipeline" --h200 --log-n 24 --devices 1 --depth 32 --jobs 8 --policies semaphore,unbounded --json "$work/pipeline_24_1gpu.json"
 if [ "$gpus" -ge 2 ]; then
-  step pipeline_2gpu 200 "$here/bench_pipeline" --h200 --log-n 22 --devices 2 --depth 24 --jobs 8 --rounds 3 --json "$work/pipeline_2gpu.json"
+  step pipeline_2gpu 200 "$here/bench_pipeline" --h200 --log-n 22 --devices 2 --depth 40 --jobs 16 --rounds 2 --json "$work/pipeline_2gpu.json"
+  step pipeline_24_2gpu 200 "$here/bench_pipeline" --h200 --log-n 24 --devices 2 --depth 32 --jobs 10 --policies semaphore,unbounded --json "$work/pipeline_24_2gpu.json"
 fi
 step coprove_run 40 "$here/coprove" run
 mkdir -p "$out"
