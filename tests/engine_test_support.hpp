@@ -52,6 +52,8 @@ inline void require_at_baseline(const prover::engine& e) {
   CHECK(memory.at("available_bytes").to_number<std::size_t>() ==
         memory.at("capacity_bytes").to_number<std::size_t>());
   CHECK(s.at("pinned_pool").at("bytes_in_use").to_number<std::size_t>() == 0);
+  const auto& full = s.at("full_input_slots").as_object();
+  CHECK(full.at("available").to_number<std::size_t>() == full.at("capacity").to_number<std::size_t>());
   CHECK(s.at("dispatch").at("in_flight").to_number<std::size_t>() == 0);
   CHECK(s.at("dispatch").at("synthesizing").to_number<std::size_t>() == 0);
   CHECK(s.at("dispatch").at("gpu_queue").to_number<std::size_t>() == 0);

@@ -170,6 +170,8 @@ struct job {
   prove_request request;
   std::shared_ptr<const evaluation_domain> domain;
   std::size_t reservation_bytes = 0;
+  std::string circuit_id;     // the PCE key of the request's circuit
+  bool witness_fits = false;  // its assignment fits one vector of the domain
   std::uint64_t submit_ns = 0, end_ns = 0;
   // Guarded by engine_core::mutex_ (read by status()).
   job_state state = job_state::queued;
@@ -246,7 +248,7 @@ struct report_state {
   std::uint64_t last_end_ns = 0;
   std::uint64_t verified = 0, failed = 0, cancelled = 0;
   std::uint64_t jobs_done = 0, jobs_failed = 0, jobs_cancelled = 0;
-  std::uint64_t pce_hits = 0, pce_slow = 0, configured_syntheses = 0, backend_spmv = 0;
+  std::uint64_t pce_hits = 0, pce_slow = 0, configured_syntheses = 0, backend_spmv = 0, late_abc = 0;
   std::uint64_t pinned_partitions = 0;
   std::uint64_t h2d_bytes = 0, h2d_ns = 0;
   std::size_t max_gpu_queue = 0;
@@ -360,7 +362,20 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   high_water_counter gpu_queued_;
   report_state report_;
   std::unordered_map<std::thread::id, std::uint32_t> synthesis_lanes_;
-  std::map<std::pair<std::string, unsigned>, std::size_t> working_set_cache_;
+  // Per (circuit, log size): what admission needs to know without building the circuit again.
+  struct circuit_facts {
+    std::size_t working_set = 0;
+    std::string id;
+    bool witness_fits = false;
+  };
+  static circuit_facts facts_of(const circuit& c);
+  std::map<std::pair<std::string, unsigned>, circuit_facts> circuit_facts_;
+  // The plan gives a partition one input vector (its assignment): b and c are leased only when
+  // its synthesis takes the slow path.
+  bool lean_inputs_ = false;
+  // With lean inputs: partitions holding a, b and c at once, at most the plan's full input slots,
+  // so that every partition in flight can hold its buffers at the same time (no hold and wait).
+  std::unique_ptr<runtime::async_semaphore> full_inputs_;
 };
 
 namespace {
@@ -422,14 +437,27 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
 
   // The plan: every partition in flight holds a/b/c and h pinned and one synthesis working set.
   const auto plan_circuit = make_circuit(config_.plan_circuit, config_.max_log_constraints, 1, 0);
-  plan_ = plan_memory(memory_plan_input_for(*plan_circuit, total_depth_, total_depth_, config_.memory_budget_bytes));
-  working_set_cache_[{config_.plan_circuit, config_.max_log_constraints}] =
-      std::max<std::size_t>(estimate_synthesis_working_set(plan_circuit->shape()), 1);
+  memory_plan_input plan_input =
+      memory_plan_input_for(*plan_circuit, total_depth_, total_depth_, config_.memory_budget_bytes);
+  // With the SpMV on the backend, a partition of a circuit whose PCE exists holds only its
+  // assignment (in its `a` vector) and h; b and c are leased for the slow path, which under `wait`
+  // is one partition a circuit. Two sets of them are planned; more wait for the pool.
+  lean_inputs_ = config_.backend_spmv && !config_.synthesizer && config_.pce == pce_policy::wait &&
+                 facts_of(*plan_circuit).witness_fits;
+  if (lean_inputs_) {
+    plan_input.input_vectors_per_slot = 1;
+    plan_input.full_input_slots = 2;
+  }
+  plan_ = plan_memory(plan_input);
+  circuit_facts_[{config_.plan_circuit, config_.max_log_constraints}] = facts_of(*plan_circuit);
 
   pinned::pool_config pool_cfg;
   pool_cfg.capacity_bytes = plan_.pinned_pool_bytes;
   const std::size_t prewarm = config_.prewarm_partitions == 0 ? total_depth_ : config_.prewarm_partitions;
-  pool_cfg.prewarm_count = 4 * prewarm;
+  // Every vector the plan holds for `prewarm` partitions: a/b/c (or the assignment) and h, and with
+  // one input vector a partition, the slow path's b and c sets too when all partitions prewarm.
+  pool_cfg.prewarm_count = prewarm * (plan_.input_vectors_per_slot + 1) +
+                           (prewarm == total_depth_ ? 2 * plan_.full_input_slots : 0);
   pool_cfg.prewarm_bytes = plan_.vector_bytes;
   if (config_.pageable_fallback) {
     pool_cfg.fallback = pinned::pool_config::fallback_policy::pageable;
@@ -449,6 +477,7 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   pce_ = std::make_unique<pce_cache>(config_.pce, std::max<std::size_t>(plan_.pce_bytes, 1));
   gpu_slots_ = std::make_unique<runtime::async_semaphore>(executor_, total_depth_);
   memory_ = std::make_unique<runtime::async_semaphore>(executor_, std::max<std::size_t>(plan_.synthesis_bytes, 1));
+  if (lean_inputs_) full_inputs_ = std::make_unique<runtime::async_semaphore>(executor_, plan_.full_input_slots);
   cpu_ = std::make_unique<boost::asio::thread_pool>(threads);
   if (config_.trace) {
     trace_ = std::make_unique<runtime::trace_writer>(config_.trace_max_events);
@@ -478,6 +507,12 @@ engine_core::~engine_core() {
   cpu_->join();
 }
 
+engine_core::circuit_facts engine_core::facts_of(const circuit& c) {
+  const circuit_shape shape = c.shape();
+  return {std::max<std::size_t>(estimate_synthesis_working_set(shape), 1), c.id(),
+          shape.num_variables() <= c.domain_size()};
+}
+
 void engine_core::validate(const prove_request& request) const {
   validate_circuit_parameters(request.circuit, request.log_constraints);
   if (request.log_constraints > config_.max_log_constraints)
@@ -493,16 +528,14 @@ void engine_core::validate(const prove_request& request) const {
 
 std::uint64_t engine_core::submit(prove_request request) {
   validate(request);
-  std::size_t working_set = 0;
+  std::optional<circuit_facts> facts;
   {
     std::lock_guard lock(mutex_);
-    auto it = working_set_cache_.find({request.circuit, request.log_constraints});
-    if (it != working_set_cache_.end()) working_set = it->second;
+    auto it = circuit_facts_.find({request.circuit, request.log_constraints});
+    if (it != circuit_facts_.end()) facts = it->second;
   }
-  if (working_set == 0) {
-    const auto c = make_circuit(request.circuit, request.log_constraints, request.seed, 0);
-    working_set = std::max<std::size_t>(estimate_synthesis_working_set(c->shape()), 1);
-  }
+  if (!facts) facts = facts_of(*make_circuit(request.circuit, request.log_constraints, request.seed, 0));
+  const std::size_t working_set = facts->working_set;
   const std::size_t capacity = memory_->capacity();
   if (working_set > capacity)
     throw std::invalid_argument("circuit: " + request.circuit + "/" + std::to_string(request.log_constraints) +
@@ -513,13 +546,15 @@ std::uint64_t engine_core::submit(prove_request request) {
   j->request = std::move(request);
   j->domain = std::make_shared<const evaluation_domain>(std::size_t{1} << j->request.log_constraints);
   j->reservation_bytes = working_set;
+  j->circuit_id = facts->id;
+  j->witness_fits = facts->witness_fits;
   j->submit_ns = now_ns();
   j->results.resize(j->request.partitions);
   j->cancel_signals.resize(j->request.partitions);
   j->running.assign(j->request.partitions, false);
   {
     std::lock_guard lock(mutex_);
-    working_set_cache_[{j->request.circuit, j->request.log_constraints}] = working_set;
+    circuit_facts_[{j->request.circuit, j->request.log_constraints}] = *facts;
     j->id = next_job_id_++;
     jobs_.emplace(j->id, j);
     // Forget the oldest finished jobs beyond the retention limit.
@@ -731,7 +766,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
   std::error_code failure;
   std::string failure_message;
   {
-    runtime::permit memory;
+    runtime::permit memory, full_input;
     pinned::lease a, b, c, h;
     try {
       const std::size_t n = j->domain->size();
@@ -748,7 +783,17 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       trace_event("memory_reservation", "wait", flight_lane, t, t2, j, index);
 
       t = t2;
-      for (pinned::lease* l : {&a, &b, &c, &h}) {
+      // A partition that will most likely send only its assignment (its circuit's PCE exists)
+      // leases a and h; b and c follow only if its synthesis needs them after all.
+      const bool lean = lean_inputs_ && j->witness_fits && pce_->expects_deferral(j->circuit_id);
+      std::vector<pinned::lease*> wanted{&a, &h};
+      if (!lean) wanted = {&a, &b, &c, &h};
+      if (!lean && full_inputs_) {
+        auto [full_ec, full_permit] = co_await full_inputs_->async_acquire(1, asio::use_awaitable);
+        if (full_ec) throw std::system_error(full_ec);
+        full_input = std::move(full_permit);
+      }
+      for (pinned::lease* l : wanted) {
         auto [checkout_ec, leased] = co_await pool_->async_checkout(vector_bytes, asio::use_awaitable);
         if (checkout_ec) throw std::system_error(checkout_ec);
         *l = std::move(leased);
@@ -756,10 +801,11 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       stop_if_cancelled(co_await asio::this_coro::cancellation_state);
       t2 = now_ns();
       trace_event("pinned_checkout", "wait", flight_lane, t, t2, j, index);
-      result.is_pinned = a.is_pinned() && b.is_pinned() && c.is_pinned() && h.is_pinned();
+      result.is_pinned = a.is_pinned() && (!b || b.is_pinned()) && (!c || c.is_pinned()) && h.is_pinned();
 
-      // Synthesis on the CPU pool, straight into the leased buffers.
-      const std::span<fr> a_span = a.as<fr>(), b_span = b.as<fr>(), c_span = c.as<fr>(), h_span = h.as<fr>();
+      // Synthesis on the CPU pool, straight into the leased buffers (b and c empty when not leased).
+      std::span<fr> a_span = a.as<fr>(), b_span = b.as<fr>(), c_span = c.as<fr>();
+      const std::span<fr> h_span = h.as<fr>();
       {
         std::lock_guard lock(mutex_);
         synthesizing_.increment();
@@ -769,6 +815,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
         synthesis_output output;
         std::shared_ptr<const pce_matrices> matrices;  // set: a holds the assignment, the backend does the SpMV
         std::size_t assignment_size = 0;
+        bool needs_abc = false;  // leased a and h only, and the synthesis needs b and c
         std::uint64_t start = 0, end = 0;
         std::uint32_t lane = 0;
         std::string error;
@@ -788,6 +835,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
               s.output = std::move(d.output);
               s.matrices = std::move(d.matrices);
               s.assignment_size = d.assignment_size;
+              s.needs_abc = d.needs_abc;
             } else {
               s.output = pce_->synthesize(*circ, a_span, b_span, c_span);
             }
@@ -799,7 +847,38 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
         s.end = now_ns();
         return s;
       };
-      const timed_synthesis synthesized = co_await run_on_cpu<timed_synthesis>(synthesize);
+      timed_synthesis synthesized = co_await run_on_cpu<timed_synthesis>(synthesize);
+      if (synthesized.needs_abc) {
+        // No PCE to defer to after all (its build failed, or it was dropped): b and c, then again.
+        const std::uint64_t late = now_ns();
+        auto [full_ec, full_permit] = co_await full_inputs_->async_acquire(1, asio::use_awaitable);
+        if (full_ec) {
+          std::lock_guard lock(mutex_);
+          synthesizing_.decrement();
+          update_gauges_locked();
+        }
+        if (full_ec) throw std::system_error(full_ec);
+        full_input = std::move(full_permit);
+        for (pinned::lease* l : {&b, &c}) {
+          auto [checkout_ec, leased] = co_await pool_->async_checkout(vector_bytes, asio::use_awaitable);
+          if (checkout_ec) {
+            std::lock_guard lock(mutex_);
+            synthesizing_.decrement();
+            update_gauges_locked();
+          }
+          if (checkout_ec) throw std::system_error(checkout_ec);
+          *l = std::move(leased);
+        }
+        trace_event("pinned_checkout", "wait", flight_lane, late, now_ns(), j, index);
+        result.is_pinned = result.is_pinned && b.is_pinned() && c.is_pinned();
+        b_span = b.as<fr>();
+        c_span = c.as<fr>();
+        {
+          std::lock_guard lock(mutex_);
+          report_.late_abc += 1;
+        }
+        synthesized = co_await run_on_cpu<timed_synthesis>(synthesize);
+      }
       {
         std::lock_guard lock(mutex_);
         synthesizing_.decrement();
@@ -974,6 +1053,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
     c.release();
     b.release();
     a.release();
+    full_input.release();
     memory.release();
   }
   gpu_slot.release();
@@ -1322,6 +1402,8 @@ boost::json::object engine_core::status_json() const {
   o["gpu_slots"] = boost::json::object{{"capacity", gpu_slots_->capacity()}, {"available", gpu_slots_->available()}};
   o["memory_reservation"] =
       boost::json::object{{"capacity_bytes", memory_->capacity()}, {"available_bytes", memory_->available()}};
+  o["full_input_slots"] = boost::json::object{{"capacity", full_inputs_ ? full_inputs_->capacity() : 0},
+                                              {"available", full_inputs_ ? full_inputs_->available() : 0}};
   std::lock_guard lock(mutex_);
   o["dispatch"] = boost::json::object{{"policy", std::string(to_string(config_.policy))},
                                       {"depth", depth_},
@@ -1412,7 +1494,8 @@ boost::json::object engine_core::report_json() const {
       {"syntheses", boost::json::object{{"pce", report_.pce_hits},
                                         {"slow", report_.pce_slow},
                                         {"configured", report_.configured_syntheses},
-                                        {"spmv_on_backend", report_.backend_spmv}}},
+                                        {"spmv_on_backend", report_.backend_spmv},
+                                        {"late_abc", report_.late_abc}}},
       {"gpu_busy_fraction", busy_mean},
       {"gpu_busy_fraction_per_device", std::move(busy)},
       {"h2d_gb_per_s", h2d_gbps},
@@ -1427,7 +1510,7 @@ void engine_core::reset_report() {
   report_.last_end_ns = 0;
   report_.verified = report_.failed = report_.cancelled = 0;
   report_.jobs_done = report_.jobs_failed = report_.jobs_cancelled = 0;
-  report_.pce_hits = report_.pce_slow = report_.configured_syntheses = report_.backend_spmv =
+  report_.pce_hits = report_.pce_slow = report_.configured_syntheses = report_.backend_spmv = report_.late_abc =
       report_.pinned_partitions = 0;
   report_.h2d_bytes = report_.h2d_ns = 0;
   report_.max_gpu_queue = gpu_queued_.current();

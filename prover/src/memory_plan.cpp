@@ -9,6 +9,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -89,6 +90,17 @@ memory_plan plan_memory(const memory_plan_input& input, std::optional<std::size_
   if (input.synthesis_concurrency == 0) {
     throw std::invalid_argument("memory plan: synthesis_concurrency must be at least 1");
   }
+  if (input.input_vectors_per_slot != 1 && input.input_vectors_per_slot != 3) {
+    throw std::invalid_argument("memory plan: input_vectors_per_slot must be 1 (the assignment) or 3 (a, b, c), got " +
+                                std::to_string(input.input_vectors_per_slot));
+  }
+  if (input.input_vectors_per_slot == 1 && input.full_input_slots == 0) {
+    throw std::invalid_argument("memory plan: with one input vector a slot, full_input_slots must be at least 1 "
+                                "(the partition that records a circuit's PCE holds a, b and c)");
+  }
+  if (input.input_vectors_per_slot == 3 && input.full_input_slots != 0) {
+    throw std::invalid_argument("memory plan: full_input_slots applies only with one input vector a slot");
+  }
 
   memory_plan plan;
   plan.pinned_slots = input.pinned_slots;
@@ -97,6 +109,8 @@ memory_plan plan_memory(const memory_plan_input& input, std::optional<std::size_
   plan.synthesis_concurrency = input.synthesis_concurrency;
   plan.synthesis_working_set_bytes = input.synthesis_working_set_bytes;
   plan.margin_bytes = input.margin_bytes;
+  plan.input_vectors_per_slot = input.input_vectors_per_slot;
+  plan.full_input_slots = std::min(input.full_input_slots, input.pinned_slots);
   if (input.budget_bytes != 0) {
     plan.budget_bytes = input.budget_bytes;
   } else {
@@ -120,8 +134,10 @@ memory_plan plan_memory(const memory_plan_input& input, std::optional<std::size_
   const auto vector_bytes = checked_mul(input.domain_size, sizeof(fr));
   if (!vector_bytes) throw overflow("the vector size");
   plan.vector_bytes = *vector_bytes;
-  const auto per_slot = checked_mul(plan.vector_bytes, 3);
-  const auto inputs = per_slot ? checked_mul(*per_slot, input.pinned_slots) : std::nullopt;
+  const auto per_slot = checked_mul(plan.vector_bytes, plan.input_vectors_per_slot);
+  const auto slot_inputs = per_slot ? checked_mul(*per_slot, input.pinned_slots) : std::nullopt;
+  const auto full_extra = checked_mul(plan.vector_bytes, 2 * plan.full_input_slots);
+  const auto inputs = slot_inputs && full_extra ? checked_add(*slot_inputs, *full_extra) : std::nullopt;
   const auto outputs = checked_mul(plan.vector_bytes, input.pinned_slots);
   if (!inputs || !outputs) throw overflow("the pinned pool");
   plan.pinned_input_bytes = *inputs;
@@ -144,8 +160,12 @@ memory_plan plan_memory(const memory_plan_input& input, std::optional<std::size_
             << format_bytes(plan.total_bytes) << ") but the budget"
             << (plan.budget_from_available_memory ? " (MemAvailable)" : "") << " is "
             << plan.budget_bytes << " bytes (" << format_bytes(plan.budget_bytes)
-            << "): pinned pool " << plan.pinned_pool_bytes << " (" << plan.pinned_slots
-            << " slots x 4 x " << plan.domain_size << " x 32), PCE " << plan.pce_bytes
+            << "): pinned pool " << plan.pinned_pool_bytes << " (" << plan.pinned_slots << " slots x "
+            << plan.input_vectors_per_slot + 1 << " x " << plan.domain_size << " x 32"
+            << (plan.full_input_slots > 0 ? " + " + std::to_string(plan.full_input_slots) + " x 2 x " +
+                                                std::to_string(plan.domain_size) + " x 32"
+                                          : std::string())
+            << "), PCE " << plan.pce_bytes
             << ", synthesis " << plan.synthesis_bytes << " (" << plan.synthesis_concurrency
             << " x " << plan.synthesis_working_set_bytes << "), margin " << plan.margin_bytes
             << "; lower the slots, the synthesis concurrency or the circuit size, or raise the "
@@ -166,8 +186,14 @@ std::string memory_plan::describe() const {
   };
   out << "memory plan (n = " << domain_size << ", " << pinned_slots << " pinned slots, "
       << synthesis_concurrency << " concurrent syntheses)\n";
-  row("pinned a/b/c inputs", pinned_input_bytes,
-      std::to_string(pinned_slots) + " x 3 x " + std::to_string(domain_size) + " x 32");
+  if (input_vectors_per_slot == 1) {
+    row("pinned inputs", pinned_input_bytes,
+        std::to_string(pinned_slots) + " x 1 x " + std::to_string(domain_size) + " x 32 (assignments) + " +
+            std::to_string(full_input_slots) + " x 2 x " + std::to_string(domain_size) + " x 32 (slow path b, c)");
+  } else {
+    row("pinned a/b/c inputs", pinned_input_bytes,
+        std::to_string(pinned_slots) + " x 3 x " + std::to_string(domain_size) + " x 32");
+  }
   row("pinned outputs (h)", pinned_output_bytes,
       std::to_string(pinned_slots) + " x " + std::to_string(domain_size) + " x 32");
   row("pinned pool", pinned_pool_bytes, "the pool's capacity; charged here only");
@@ -188,6 +214,8 @@ boost::json::object memory_plan::to_json() const {
   o["pinned_slots"] = pinned_slots;
   o["domain_size"] = domain_size;
   o["vector_bytes"] = vector_bytes;
+  o["input_vectors_per_slot"] = input_vectors_per_slot;
+  o["full_input_slots"] = full_input_slots;
   o["pinned_input_bytes"] = pinned_input_bytes;
   o["pinned_output_bytes"] = pinned_output_bytes;
   o["pinned_pool_bytes"] = pinned_pool_bytes;

@@ -329,10 +329,23 @@ deferred_synthesis pce_cache::synthesize_deferred(const circuit& circ, std::span
   return synthesize_impl(circ, a, b, c_out, true);
 }
 
+bool pce_cache::expects_deferral(std::string_view circuit_id) const {
+  std::lock_guard lock(state_->mutex);
+  const auto it = state_->entries.find(circuit_id);
+  if (it == state_->entries.end()) return false;
+  const entry& e = *it->second;
+  return (e.state == entry::status::ready && e.verified) ||
+         (e.state == entry::status::building && policy_ == pce_policy::wait);
+}
+
 deferred_synthesis pce_cache::synthesize_impl(const circuit& circ, std::span<fr> a, std::span<fr> b,
                                               std::span<fr> c_out, bool defer) {
   const std::size_t n = circ.domain_size();
-  if (a.size() != n || b.size() != n || c_out.size() != n) {
+  // Only a: the caller expects a deferral and leased b and c only if it turns out otherwise.
+  const bool only_a = defer && b.empty() && c_out.empty() && a.size() == n;
+  deferred_synthesis needs_abc;
+  needs_abc.needs_abc = true;
+  if (!only_a && (a.size() != n || b.size() != n || c_out.size() != n)) {
     throw std::invalid_argument("synthesis of " + circ.id() + ": a, b and c must each hold exactly " +
                                 std::to_string(n) + " elements (got " + std::to_string(a.size()) +
                                 ", " + std::to_string(b.size()) + ", " +
@@ -351,6 +364,7 @@ deferred_synthesis pce_cache::synthesize_impl(const circuit& circ, std::span<fr>
   for (;;) {
     auto it = s.entries.find(id);
     if (it == s.entries.end()) {
+      if (only_a) return needs_abc;
       // The first synthesis of this circuit: record the PCE on the slow path.
       auto building = std::make_shared<entry>();
       s.entries.emplace(id, building);
@@ -430,6 +444,7 @@ deferred_synthesis pce_cache::synthesize_impl(const circuit& circ, std::span<fr>
           s.hits_total.inc();
           return out;
         }
+        if (only_a) return needs_abc;
         if (defer && !check) {
           runtime::warn_once("pce.host_spmv." + id, "pce",
                              "the assignment of " + id + " (" + std::to_string(variables) +
@@ -467,6 +482,7 @@ deferred_synthesis pce_cache::synthesize_impl(const circuit& circ, std::span<fr>
         return out;
       }
       case entry::status::uncacheable: {
+        if (only_a) return needs_abc;
         ++s.stats.slow_path;
         s.slow_total.inc();
         lock.unlock();
@@ -474,6 +490,7 @@ deferred_synthesis pce_cache::synthesize_impl(const circuit& circ, std::span<fr>
       }
       case entry::status::building: {
         if (policy_ == pce_policy::eager) {
+          if (only_a) return needs_abc;
           ++s.stats.slow_path;
           s.slow_total.inc();
           lock.unlock();

@@ -213,7 +213,8 @@ TEST_CASE("serve: a cancelled job returns everything it held", "[app][serve][cpu
 
 TEST_CASE("serve: SIGTERM with a job in flight drains it and exits 0", "[app][serve][cpu]") {
   served s;
-  const auto id = s.submit(R"({"partitions": 200})");
+  // Long enough to be in flight when the signal comes (a 2^10 partition takes about a millisecond).
+  const auto id = s.submit(R"({"partitions": 1500})");
   // A client waiting for the result while the service shuts down.
   child_process waiter({"curl", "-s", "--max-time", "120", "--unix-socket", s.socket(), "-o", s.dir().file("drained.json"),
                         "-w", "%{http_code}", "http://localhost/v1/jobs/" + std::to_string(id) + "/result?wait=120"},
@@ -225,13 +226,13 @@ TEST_CASE("serve: SIGTERM with a job in flight drains it and exits 0", "[app][se
   CHECK(s.process().wait(std::chrono::seconds(120)) == 0);
   CHECK(waiter.wait(std::chrono::seconds(30)) == 0);
   CHECK(waiter.out() == "200");
-  check_result_verifies(json::parse(read_file(s.dir().file("drained.json"))), 200, 1024);
+  check_result_verifies(json::parse(read_file(s.dir().file("drained.json"))), 1500, 1024);
   CHECK_FALSE(std::filesystem::exists(s.socket()));
 }
 
 TEST_CASE("serve: SIGTERM with --on-shutdown cancel cancels the job in flight and exits 0", "[app][serve][cpu]") {
   served s({"--on-shutdown", "cancel"});
-  const auto id = s.submit(R"({"partitions": 1000})");
+  const auto id = s.submit(R"({"partitions": 4000})");
   child_process waiter({"curl", "-s", "--max-time", "120", "--unix-socket", s.socket(), "-o", s.dir().file("cancelled.json"),
                         "-w", "%{http_code}", "http://localhost/v1/jobs/" + std::to_string(id) + "/result?wait=120"},
                        s.dir().file("waiter.out"), s.dir().file("waiter.err"));

@@ -220,7 +220,19 @@ TEST_CASE("after the pre-warm a job at the planned size allocates no pinned buff
   require_all_verified(result, 6);
   const auto after = e.status_json().at("pinned_pool").as_object();
   CHECK(after.at("allocations").to_number<std::uint64_t>() == allocations);
-  CHECK(after.at("reuses").to_number<std::uint64_t>() == reuses + 6 * 4);
+  // Every checkout reused a buffer: four a partition (a, b, c, h) until the circuit's PCE exists,
+  // two (the assignment and h) once it does.
+  const auto checkouts = after.at("checkouts").to_number<std::uint64_t>() - before.at("checkouts").to_number<std::uint64_t>();
+  CHECK(after.at("reuses").to_number<std::uint64_t>() == reuses + checkouts);
+  CHECK(checkouts >= 4 + 5 * 2);
+  CHECK(checkouts <= 6 * 4);
+  // The PCE exists now: a second job's partitions hold two buffers each.
+  auto [ec2, second] = prove(e, small_request(6, 12, 8));
+  REQUIRE_FALSE(ec2);
+  require_all_verified(second, 6);
+  const auto last = e.status_json().at("pinned_pool").as_object();
+  CHECK(last.at("checkouts").to_number<std::uint64_t>() - after.at("checkouts").to_number<std::uint64_t>() == 6 * 2);
+  CHECK(last.at("allocations").to_number<std::uint64_t>() == allocations);
   require_at_baseline(e);
 }
 

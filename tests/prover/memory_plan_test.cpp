@@ -60,6 +60,29 @@ TEST_CASE("the memory plan charges each component once", "[prover][memory_plan][
   CHECK(json.at("budget_from_available_memory").as_bool() == false);
 }
 
+TEST_CASE("with the SpMV on the backend a slot holds one input vector and the slow path two more",
+          "[prover][memory_plan][cpu]") {
+  memory_plan_input in = sample_input();
+  in.input_vectors_per_slot = 1;
+  in.full_input_slots = 2;
+  const memory_plan plan = plan_memory(in);
+  const std::size_t vector = (std::size_t{1} << 20) * 32;
+  CHECK(plan.pinned_input_bytes == (4 * 1 + 2 * 2) * vector);
+  CHECK(plan.pinned_pool_bytes == (4 * 1 + 2 * 2 + 4) * vector);
+  CHECK(plan.pinned_pool_bytes < plan_memory(sample_input()).pinned_pool_bytes);
+  CHECK(plan.describe().find("assignments") != std::string::npos);
+  CHECK(plan.to_json().at("input_vectors_per_slot").to_number<std::size_t>() == 1);
+  in.full_input_slots = 9;  // never more than the slots
+  CHECK(plan_memory(in).full_input_slots == 4);
+  in.full_input_slots = 0;
+  CHECK_THROWS_AS(plan_memory(in), std::invalid_argument);
+  in.input_vectors_per_slot = 2;
+  CHECK_THROWS_AS(plan_memory(in), std::invalid_argument);
+  in.input_vectors_per_slot = 3;
+  in.full_input_slots = 1;
+  CHECK_THROWS_AS(plan_memory(in), std::invalid_argument);
+}
+
 TEST_CASE("a plan that does not fit is refused with its numbers", "[prover][memory_plan][cpu]") {
   memory_plan_input in = sample_input();
   in.budget_bytes = 900 * mib;  // needs 948 MiB

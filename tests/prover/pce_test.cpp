@@ -214,6 +214,54 @@ TEST_CASE("a deferred synthesis leaves the SpMV to the caller, with the same a, 
   }
 }
 
+TEST_CASE("a deferred synthesis given only a says when it needs b and c, and does nothing else",
+          "[prover][pce][cpu]") {
+  for (pce_policy policy : {pce_policy::wait, pce_policy::eager}) {
+    pce_cache cache(policy);
+    const auto first = make_circuit("mimc", 10, 6, 0);
+    const std::string id(first->id());
+    CHECK_FALSE(cache.expects_deferral(id));
+    vectors v(first->domain_size());
+    const deferred_synthesis none = cache.synthesize_deferred(*first, v.a, {}, {});
+    CHECK(none.needs_abc);
+    CHECK_FALSE(none.matrices);
+    CHECK_FALSE(cache.contains(id));
+    const pce_stats s0 = cache.stats();
+    CHECK(s0.builds + s0.slow_path + s0.hits == 0);
+    // The build, with a, b and c; then a alone is enough.
+    CHECK_FALSE(cache.synthesize_deferred(*first, v.a, v.b, v.c).needs_abc);
+    CHECK(cache.expects_deferral(id));
+    const auto next = make_circuit("mimc", 10, 6, 1);
+    vectors w(next->domain_size());
+    const deferred_synthesis d = cache.synthesize_deferred(*next, w.a, {}, {});
+    CHECK_FALSE(d.needs_abc);
+    REQUIRE(d.matrices);
+    vectors evaluated(next->domain_size());
+    d.matrices->evaluate(std::span<const fr>(w.a.data(), d.assignment_size), evaluated.a, evaluated.b, evaluated.c);
+    CHECK(evaluated == slow(*next));
+  }
+}
+
+TEST_CASE("a PCE being built is expected to serve deferrals only under wait", "[prover][pce][cpu]") {
+  for (pce_policy policy : {pce_policy::wait, pce_policy::eager}) {
+    pce_cache cache(policy);
+    std::atomic<bool> release{false}, taken{false};
+    const std::string id(make_circuit("mimc", 10, 2, 0)->id());
+    std::thread builder([&] {
+      const gated_circuit gated(make_circuit("mimc", 10, 2, 0), taken, [&] { return release.load(); });
+      vectors v(gated.domain_size());
+      cache.synthesize(gated, v.a, v.b, v.c);
+    });
+    // The builder holds inside its synthesis: the entry is being built.
+    REQUIRE(eventually([&] { return taken.load(); }));
+    CHECK(cache.stats().builds == 1);
+    CHECK(cache.expects_deferral(id) == (policy == pce_policy::wait));
+    release = true;
+    builder.join();
+    CHECK(cache.expects_deferral(id));
+  }
+}
+
 TEST_CASE("an assignment into a span too short for the circuit is refused", "[prover][pce][cpu]") {
   const auto c = make_circuit("mimc", 10, 1, 0);
   std::vector<fr> out(c->shape().num_variables() - 1, fr::one());

@@ -1,7 +1,9 @@
 // The memory plan: the one place where memory is accounted. From the budget (given, or the
 // machine's available memory) and the circuit sizes it charges the pinned pool (slots x 3 x n x 32
-// bytes of a/b/c inputs plus slots x n x 32 bytes of outputs), the PCE cache, the synthesis working
-// set times the synthesis concurrency, and a margin; it refuses to start when they do not fit.
+// bytes of a/b/c inputs, or slots x 1 x n x 32 of assignments plus 2 x n x 32 for each slot set
+// aside for a, b, c when the backend does the SpMV; plus slots x n x 32 bytes of outputs), the PCE
+// cache, the synthesis working set times the synthesis concurrency, and a margin; it refuses to
+// start when they do not fit.
 // Each byte is counted once, here: the pinned pool never charges a budget of its own.
 #pragma once
 
@@ -25,6 +27,12 @@ struct memory_plan_input {
   std::size_t pce_bytes = 0;                     ///< the PCE cache (estimate_pce_bytes)
   std::size_t synthesis_working_set_bytes = 0;   ///< per synthesis (estimate_synthesis_working_set)
   std::size_t margin_bytes = std::size_t{256} << 20;  ///< held back for everything else
+  /// Input vectors a partition in flight holds: 3 (a, b, c) or 1 (its assignment, when the backend
+  /// does the SpMV and the assignment fits a vector).
+  std::size_t input_vectors_per_slot = 3;
+  /// With 1 input vector: partitions that may hold b and c as well at once (the slow path that
+  /// records a PCE); more of them wait for the pool.
+  std::size_t full_input_slots = 0;
 };
 
 /// The input filled from a circuit's shape: n, the PCE and working-set estimates.
@@ -39,7 +47,9 @@ struct memory_plan {
   std::size_t pinned_slots = 0;
   std::size_t domain_size = 0;
   std::size_t vector_bytes = 0;          ///< n x 32: one of a, b, c or h
-  std::size_t pinned_input_bytes = 0;    ///< slots x 3 x n x 32
+  std::size_t input_vectors_per_slot = 3;  ///< 3: a, b, c; 1: the assignment (SpMV on the backend)
+  std::size_t full_input_slots = 0;        ///< with 1: slots also holding b and c (the slow path)
+  std::size_t pinned_input_bytes = 0;    ///< (slots x inputs per slot + full slots x 2) x n x 32
   std::size_t pinned_output_bytes = 0;   ///< slots x n x 32
   std::size_t pinned_pool_bytes = 0;     ///< inputs + outputs: the pool's capacity
   std::size_t pce_bytes = 0;

@@ -114,6 +114,9 @@ struct deferred_synthesis {
   synthesis_output output;
   std::shared_ptr<const pce_matrices> matrices;
   std::size_t assignment_size = 0;
+  /// Called with b and c empty, this partition needs them after all (no PCE to defer to): nothing
+  /// was computed or counted; call again with a, b and c.
+  bool needs_abc = false;
 };
 
 /// The cache of PCEs by circuit id. Thread-safe; synthesize blocks (call it on a CPU thread).
@@ -138,9 +141,14 @@ class pce_cache {
   /// to the caller (b and c are not written). The SpMV is done here as by synthesize, and the
   /// matrices are null, on the slow path, for a loaded PCE's first (checked) use, and when the
   /// assignment has more variables than the domain has rows (warned once a circuit, counted in
-  /// host_spmv).
+  /// host_spmv). b and c may be empty when the caller expects a deferral (expects_deferral): when
+  /// the partition needs them after all, the result says so (needs_abc) and nothing else happened.
   deferred_synthesis synthesize_deferred(const circuit& c, std::span<fr> a, std::span<fr> b,
                                          std::span<fr> c_out);
+
+  /// True when a deferred synthesis of this circuit id will most likely need only a: its PCE is
+  /// ready and checked, or is being built under `wait`. A guess for leasing buffers, not a promise.
+  bool expects_deferral(std::string_view circuit_id) const;
 
   pce_policy policy() const noexcept { return policy_; }
 
