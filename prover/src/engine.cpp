@@ -376,6 +376,9 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   // With lean inputs: partitions holding a, b and c at once, at most the plan's full input slots,
   // so that every partition in flight can hold its buffers at the same time (no hold and wait).
   std::unique_ptr<runtime::async_semaphore> full_inputs_;
+  // Strand only: per circuit id, partitions in flight holding a, b and c. While one is (it builds
+  // the PCE under `wait`), later partitions of the circuit wait for that PCE and lease lean.
+  std::map<std::string, std::size_t, std::less<>> full_in_flight_;
 };
 
 namespace {
@@ -548,6 +551,11 @@ std::uint64_t engine_core::submit(prove_request request) {
   j->reservation_bytes = working_set;
   j->circuit_id = facts->id;
   j->witness_fits = facts->witness_fits;
+  if (lean_inputs_ && !facts->witness_fits)
+    runtime::warn_once("engine.full_inputs." + facts->id, "engine",
+                       "the assignment of " + facts->id + " does not fit a vector of its domain: its partitions hold "
+                       "a, b and c, and the memory plan (sized for " + config_.plan_circuit +
+                       ") lets only " + std::to_string(plan_.full_input_slots) + " do so at a time");
   j->submit_ns = now_ns();
   j->results.resize(j->request.partitions);
   j->cancel_signals.resize(j->request.partitions);
@@ -767,6 +775,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
   std::string failure_message;
   {
     runtime::permit memory, full_input;
+    bool holds_full = false;  // counted in full_in_flight_
     pinned::lease a, b, c, h;
     try {
       const std::size_t n = j->domain->size();
@@ -785,10 +794,13 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       t = t2;
       // A partition that will most likely send only its assignment (its circuit's PCE exists)
       // leases a and h; b and c follow only if its synthesis needs them after all.
-      const bool lean = lean_inputs_ && j->witness_fits && pce_->expects_deferral(j->circuit_id);
+      const bool lean = lean_inputs_ && j->witness_fits &&
+                        (pce_->expects_deferral(j->circuit_id) || full_in_flight_.contains(j->circuit_id));
       std::vector<pinned::lease*> wanted{&a, &h};
       if (!lean) wanted = {&a, &b, &c, &h};
       if (!lean && full_inputs_) {
+        ++full_in_flight_[j->circuit_id];
+        holds_full = true;
         auto [full_ec, full_permit] = co_await full_inputs_->async_acquire(1, asio::use_awaitable);
         if (full_ec) throw std::system_error(full_ec);
         full_input = std::move(full_permit);
@@ -859,6 +871,8 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
         }
         if (full_ec) throw std::system_error(full_ec);
         full_input = std::move(full_permit);
+        ++full_in_flight_[j->circuit_id];
+        holds_full = true;
         for (pinned::lease* l : {&b, &c}) {
           auto [checkout_ec, leased] = co_await pool_->async_checkout(vector_bytes, asio::use_awaitable);
           if (checkout_ec) {
@@ -1054,6 +1068,10 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
     b.release();
     a.release();
     full_input.release();
+    if (holds_full) {
+      auto it = full_in_flight_.find(j->circuit_id);
+      if (it != full_in_flight_.end() && --it->second == 0) full_in_flight_.erase(it);
+    }
     memory.release();
   }
   gpu_slot.release();

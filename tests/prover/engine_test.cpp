@@ -450,19 +450,52 @@ TEST_CASE("the SpMV on the backend gives the records of the SpMV on the host", "
     REQUIRE_FALSE(ec1);
     REQUIRE_FALSE(ec2);
     require_all_verified(got, 4);
+    // One partition builds the PCE on the slow path (whichever starts its synthesis first); the
+    // others send their assignment.
+    std::size_t slow = 0;
     for (std::size_t i = 0; i < 4; ++i) {
       CHECK(got.partitions[i].record == expected.partitions[i].record);
       CHECK_FALSE(expected.partitions[i].spmv_on_backend);
-      CHECK(got.partitions[i].pce_used == (i > 0));
-      // The first partition builds the PCE on the slow path; the others send their assignment.
-      CHECK(got.partitions[i].spmv_on_backend == (i > 0));
-      CHECK((got.partitions[i].timings.spmv_ns > 0) == (i > 0));
+      slow += got.partitions[i].pce_used ? 0 : 1;
+      CHECK(got.partitions[i].spmv_on_backend == got.partitions[i].pce_used);
+      CHECK((got.partitions[i].timings.spmv_ns > 0) == got.partitions[i].pce_used);
     }
+    CHECK(slow == 1);
   }
   CHECK(on_backend.report_json().at("syntheses").at("spmv_on_backend").to_number<std::uint64_t>() == 6);
   CHECK(on_host.report_json().at("syntheses").at("spmv_on_backend").to_number<std::uint64_t>() == 0);
   require_at_baseline(on_host);
   require_at_baseline(on_backend);
+}
+
+TEST_CASE("a lean partition whose synthesis finds no PCE leases b and c late and builds it",
+          "[prover][engine][cpu]") {
+  running_io rt;
+  auto cfg = small_config();
+  // Partition 0 (which leased a full set to build the PCE) starts its synthesis late, so partition
+  // 1, leased lean behind it, finds no PCE yet.
+  cfg.synthesis_hook = [](std::uint64_t job, std::size_t partition) {
+    if (job == 1 && partition == 0) std::this_thread::sleep_for(200ms);
+  };
+  engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
+  REQUIRE(e.status_json().at("full_input_slots").at("capacity").to_number<std::size_t>() == 2);
+  auto [ec, result] = prove(e, small_request(4, 12, 31));
+  REQUIRE_FALSE(ec);
+  require_all_verified(result, 4);
+  std::size_t slow = 0;
+  for (const auto& p : result.partitions) slow += p.pce_used ? 0 : 1;
+  CHECK(slow == 1);
+  CHECK(e.report_json().at("syntheses").at("late_abc").to_number<std::uint64_t>() >= 1);
+  // The same records as an engine that copies a, b and c.
+  auto host_cfg = small_config();
+  host_cfg.backend_spmv = false;
+  engine reference(rt.io.get_executor(), host_cfg, make_host_backend(1, 2));
+  CHECK(reference.status_json().at("full_input_slots").at("capacity").to_number<std::size_t>() == 0);
+  auto [ec2, expected] = prove(reference, small_request(4, 12, 31));
+  REQUIRE_FALSE(ec2);
+  for (std::size_t i = 0; i < 4; ++i) CHECK(result.partitions[i].record == expected.partitions[i].record);
+  require_at_baseline(e);
+  require_at_baseline(reference);
 }
 
 TEST_CASE("a backend refuses a task whose witness and matrices do not fit", "[prover][engine][cpu]") {
@@ -647,9 +680,11 @@ TEST_CASE("the trace holds every stage of every partition", "[prover][engine][cp
     CHECK(json.find(stage) != std::string::npos);
   // Each of the 3 partitions records: memory reservation, pinned checkout, synthesis (its thread's
   // lane and its own), gpu queue, quotient and evaluation (the worker slot's lane), device,
-  // partition; the two after the first (PCE hits) also the backend's SpMV.
+  // partition; the two PCE hits also the backend's SpMV, and a partition whose synthesis found no
+  // PCE to defer to after leasing only a and h its second checkout (b and c).
   CHECK(json.find("\"spmv\"") != std::string::npos);
-  CHECK(e.trace()->size() == 3 * 9 + 2);
+  const auto late = e.report_json().at("syntheses").at("late_abc").to_number<std::size_t>();
+  CHECK(e.trace()->size() == 3 * 9 + 2 + late);
   CHECK(e.trace()->dropped() == 0);
 }
 
