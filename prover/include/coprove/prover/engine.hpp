@@ -66,6 +66,9 @@ struct engine_config {
   pce_policy pce = pce_policy::wait;
   /// PCE hits send only the assignment to the backend, which evaluates A w, B w, C w itself (on a
   /// GPU: a third or less of the bytes written on the host and copied, and no SpMV on the CPU).
+  /// Under PCE `wait` (and when the plan circuit's assignment fits a vector), such a partition also
+  /// leases two pinned vectors (assignment, h) instead of four, and the memory plan charges one
+  /// input vector a slot plus two full sets for the slow path (status: full_input_slots).
   /// false: the synthesis thread does the SpMV into a, b, c, which are copied.
   bool backend_spmv = true;
   std::size_t synthesis_threads = 0;    ///< CPU pool for synthesis and evaluation; 0 = hardware
