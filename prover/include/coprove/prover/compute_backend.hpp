@@ -49,8 +49,8 @@ struct quotient_task {
   const evaluation_domain* domain = nullptr;
   fr zeta = fr::zero();
   evaluation_values* values = nullptr;
-  std::span<const fr> witness;
-  std::shared_ptr<const pce_matrices> matrices;
+  std::span<const fr> witness{};
+  std::shared_ptr<const pce_matrices> matrices{};
 };
 
 /// Throws std::invalid_argument (naming `backend`) unless the task's spans fit its domain: a, b,
