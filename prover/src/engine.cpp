@@ -200,6 +200,7 @@ struct engine_metrics {
   runtime::counter* pce_hits;
   runtime::counter* pce_slow;
   runtime::counter* configured_syntheses;
+  runtime::counter* late_abc;
   runtime::counter* h2d_bytes;
   runtime::counter* h2d_ns;
   runtime::gauge* partitions_per_second;
@@ -224,6 +225,8 @@ struct engine_metrics {
     pce_slow = &r.get_counter(p + "pce_syntheses_total", "Syntheses by path", {{"path", "slow"}});
     configured_syntheses =
         &r.get_counter(p + "pce_syntheses_total", "Syntheses by path", {{"path", "configured"}});
+    late_abc = &r.get_counter(p + "late_abc_leases_total",
+                              "Partitions leased lean (assignment and h) whose synthesis then needed b and c");
     h2d_bytes = &r.get_counter(p + "h2d_bytes_total", "Bytes copied host to device");
     h2d_ns = &r.get_counter(p + "h2d_nanoseconds_total", "Time spent copying host to device");
     partitions_per_second = &r.get_gauge(p + "partitions_per_second", "Verified partitions per second since the report window began");
@@ -861,25 +864,23 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       };
       timed_synthesis synthesized = co_await run_on_cpu<timed_synthesis>(synthesize);
       if (synthesized.needs_abc) {
-        // No PCE to defer to after all (its build failed, or it was dropped): b and c, then again.
-        const std::uint64_t late = now_ns();
-        auto [full_ec, full_permit] = co_await full_inputs_->async_acquire(1, asio::use_awaitable);
-        if (full_ec) {
+        // No PCE to defer to after all (the builder in flight had not started it yet, or its build
+        // failed, or it was dropped): b and c, then the synthesis again, now with the full set.
+        auto leave_synthesis = [&] {
           std::lock_guard lock(mutex_);
           synthesizing_.decrement();
           update_gauges_locked();
-        }
+        };
+        const std::uint64_t late = now_ns();
+        auto [full_ec, full_permit] = co_await full_inputs_->async_acquire(1, asio::use_awaitable);
+        if (full_ec) leave_synthesis();
         if (full_ec) throw std::system_error(full_ec);
         full_input = std::move(full_permit);
         ++full_in_flight_[j->circuit_id];
         holds_full = true;
         for (pinned::lease* l : {&b, &c}) {
           auto [checkout_ec, leased] = co_await pool_->async_checkout(vector_bytes, asio::use_awaitable);
-          if (checkout_ec) {
-            std::lock_guard lock(mutex_);
-            synthesizing_.decrement();
-            update_gauges_locked();
-          }
+          if (checkout_ec) leave_synthesis();
           if (checkout_ec) throw std::system_error(checkout_ec);
           *l = std::move(leased);
         }
@@ -891,6 +892,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
           std::lock_guard lock(mutex_);
           report_.late_abc += 1;
         }
+        metrics_.late_abc->inc();
         synthesized = co_await run_on_cpu<timed_synthesis>(synthesize);
       }
       {
