@@ -454,6 +454,7 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
     plan_input.input_vectors_per_slot = 1;
     plan_input.full_input_slots = 2;
   }
+  if (config_.backend_spmv) plan_input.backend_bytes = backend_->host_working_bytes(plan_circuit->domain_size());
   plan_ = plan_memory(plan_input);
   circuit_facts_[{config_.plan_circuit, config_.max_log_constraints}] = facts_of(*plan_circuit);
 

@@ -123,6 +123,10 @@ void host_backend::enqueue_quotient(std::size_t device, std::size_t slot, const 
                     });
 }
 
+std::size_t host_backend::host_working_bytes(std::size_t n) const noexcept {
+  return state_->devices * state_->slots * 3 * n * sizeof(fr);
+}
+
 std::unique_ptr<compute_backend> make_host_backend(std::size_t devices, std::size_t slots_per_device,
                                                    std::size_t threads) {
   return std::make_unique<host_backend>(devices, slots_per_device, threads);

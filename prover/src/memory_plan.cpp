@@ -109,6 +109,7 @@ memory_plan plan_memory(const memory_plan_input& input, std::optional<std::size_
   plan.synthesis_concurrency = input.synthesis_concurrency;
   plan.synthesis_working_set_bytes = input.synthesis_working_set_bytes;
   plan.margin_bytes = input.margin_bytes;
+  plan.backend_bytes = input.backend_bytes;
   plan.input_vectors_per_slot = input.input_vectors_per_slot;
   plan.full_input_slots = std::min(input.full_input_slots, input.pinned_slots);
   if (input.budget_bytes != 0) {
@@ -150,6 +151,7 @@ memory_plan plan_memory(const memory_plan_input& input, std::optional<std::size_
   plan.synthesis_bytes = *synthesis;
   std::optional<std::size_t> total = checked_add(plan.pinned_pool_bytes, plan.pce_bytes);
   if (total) total = checked_add(*total, plan.synthesis_bytes);
+  if (total) total = checked_add(*total, plan.backend_bytes);
   if (total) total = checked_add(*total, plan.margin_bytes);
   if (!total) throw overflow("the total");
   plan.total_bytes = *total;
@@ -167,7 +169,8 @@ memory_plan plan_memory(const memory_plan_input& input, std::optional<std::size_
                                           : std::string())
             << "), PCE " << plan.pce_bytes
             << ", synthesis " << plan.synthesis_bytes << " (" << plan.synthesis_concurrency
-            << " x " << plan.synthesis_working_set_bytes << "), margin " << plan.margin_bytes
+            << " x " << plan.synthesis_working_set_bytes << "), backend " << plan.backend_bytes << ", margin "
+            << plan.margin_bytes
             << "; lower the slots, the synthesis concurrency or the circuit size, or raise the "
                "budget";
     throw memory_plan_error(message.str(), plan);
@@ -200,6 +203,7 @@ std::string memory_plan::describe() const {
   row("PCE cache", pce_bytes, "");
   row("synthesis working sets", synthesis_bytes,
       std::to_string(synthesis_concurrency) + " x " + std::to_string(synthesis_working_set_bytes));
+  if (backend_bytes > 0) row("backend working memory", backend_bytes, "the host backend's a, b, c per slot");
   row("margin", margin_bytes, "");
   row("total", total_bytes, "");
   row("budget", budget_bytes, budget_from_available_memory ? "MemAvailable" : "configured");
@@ -223,6 +227,7 @@ boost::json::object memory_plan::to_json() const {
   o["synthesis_concurrency"] = synthesis_concurrency;
   o["synthesis_working_set_bytes"] = synthesis_working_set_bytes;
   o["synthesis_bytes"] = synthesis_bytes;
+  o["backend_bytes"] = backend_bytes;
   o["margin_bytes"] = margin_bytes;
   o["total_bytes"] = total_bytes;
   o["headroom_bytes"] = headroom_bytes;

@@ -491,6 +491,9 @@ TEST_CASE("a lean partition whose synthesis finds no PCE leases b and c late and
   host_cfg.backend_spmv = false;
   engine reference(rt.io.get_executor(), host_cfg, make_host_backend(1, 2));
   CHECK(reference.status_json().at("full_input_slots").at("capacity").to_number<std::size_t>() == 0);
+  // The host backend's own a, b, c (two slots) are in the plan only when it does the SpMV.
+  CHECK(e.report_json().at("memory_plan").at("backend_bytes").to_number<std::size_t>() == 2 * 3 * 4096 * sizeof(fr));
+  CHECK(reference.report_json().at("memory_plan").at("backend_bytes").to_number<std::size_t>() == 0);
   auto [ec2, expected] = prove(reference, small_request(4, 12, 31));
   REQUIRE_FALSE(ec2);
   for (std::size_t i = 0; i < 4; ++i) CHECK(result.partitions[i].record == expected.partitions[i].record);

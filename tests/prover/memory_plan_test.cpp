@@ -71,6 +71,9 @@ TEST_CASE("with the SpMV on the backend a slot holds one input vector and the sl
   CHECK(plan.pinned_pool_bytes == (4 * 1 + 2 * 2 + 4) * vector);
   CHECK(plan.pinned_pool_bytes < plan_memory(sample_input()).pinned_pool_bytes);
   CHECK(plan.describe().find("assignments") != std::string::npos);
+  in.backend_bytes = 3 * vector;  // a backend's own a, b, c, charged once
+  CHECK(plan_memory(in).total_bytes == plan.total_bytes + 3 * vector);
+  in.backend_bytes = 0;
   CHECK(plan.to_json().at("input_vectors_per_slot").to_number<std::size_t>() == 1);
   in.full_input_slots = 9;  // never more than the slots
   CHECK(plan_memory(in).full_input_slots == 4);

@@ -94,6 +94,11 @@ class compute_backend {
   /// completion resumes its coroutine with no cross-thread hop. Null when the backend has none
   /// (the host backend). Valid while the backend lives.
   virtual runtime::spin_source* completion_source() const noexcept { return nullptr; }
+
+  /// Host memory the backend holds for its work at domain size n, all slots of all devices
+  /// together (the memory plan charges it): the host backend's per-slot a, b, c for tasks that
+  /// arrive with matrices; 0 for a GPU backend.
+  virtual std::size_t host_working_bytes(std::size_t /*n*/) const noexcept { return 0; }
 };
 
 /// The host (CPU) backend: `devices` x `slots_per_device` worker slots computing

@@ -32,6 +32,7 @@ class host_backend final : public compute_backend {
   std::unique_ptr<pinned::host_allocator> make_host_allocator() const override;
   void enqueue_quotient(std::size_t device, std::size_t slot, const quotient_task& task,
                         gpu_stage_timings* timings, runtime::completion_signal done) override;
+  std::size_t host_working_bytes(std::size_t n) const noexcept override;
 
  private:
   std::unique_ptr<detail::host_backend_state> state_;

@@ -33,6 +33,7 @@ struct memory_plan_input {
   /// With 1 input vector: partitions that may hold b and c as well at once (the slow path that
   /// records a PCE); more of them wait for the pool.
   std::size_t full_input_slots = 0;
+  std::size_t backend_bytes = 0;  ///< host memory the compute backend holds (host_working_bytes)
 };
 
 /// The input filled from a circuit's shape: n, the PCE and working-set estimates.
@@ -56,8 +57,9 @@ struct memory_plan {
   std::size_t synthesis_concurrency = 0;
   std::size_t synthesis_working_set_bytes = 0;  ///< per synthesis
   std::size_t synthesis_bytes = 0;              ///< working set x concurrency
+  std::size_t backend_bytes = 0;                ///< the compute backend's host memory
   std::size_t margin_bytes = 0;
-  std::size_t total_bytes = 0;     ///< pinned pool + PCE + synthesis + margin
+  std::size_t total_bytes = 0;     ///< pinned pool + PCE + synthesis + backend + margin
   std::size_t headroom_bytes = 0;  ///< budget - total (0 when it does not fit)
 
   bool fits() const noexcept { return total_bytes <= budget_bytes; }
