@@ -448,7 +448,7 @@ int main(int argc, char** argv) {
       r.partitions = o.partitions;
       r.seed = job_seed(o, 0);
       const auto start = std::chrono::steady_clock::now();
-      replay->record(r, o.synthesis_threads);
+      replay->record(r);
       std::printf("recorded %zu partitions for replay (%.2f GiB) in %.1f s\n", replay->partitions(),
                   static_cast<double>(replay->bytes()) / double(1 << 30),
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

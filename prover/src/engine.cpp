@@ -448,15 +448,16 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   // With the SpMV on the backend, a partition of a circuit whose PCE exists holds only its
   // assignment (in its `a` vector) and h; b and c are leased for the slow path, which under `wait`
   // is one partition a circuit. Two sets of them are planned; more wait for the pool.
+  const circuit_facts plan_facts = facts_of(*plan_circuit);
   lean_inputs_ = config_.backend_spmv && !config_.synthesizer && config_.pce == pce_policy::wait &&
-                 facts_of(*plan_circuit).witness_fits;
+                 plan_facts.witness_fits;
   if (lean_inputs_) {
     plan_input.input_vectors_per_slot = 1;
     plan_input.full_input_slots = 2;
   }
   if (config_.backend_spmv) plan_input.backend_bytes = backend_->host_working_bytes(plan_circuit->domain_size());
   plan_ = plan_memory(plan_input);
-  circuit_facts_[{config_.plan_circuit, config_.max_log_constraints}] = facts_of(*plan_circuit);
+  circuit_facts_[{config_.plan_circuit, config_.max_log_constraints}] = plan_facts;
 
   pinned::pool_config pool_cfg;
   pool_cfg.capacity_bytes = plan_.pinned_pool_bytes;
@@ -822,11 +823,12 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       // Synthesis on the CPU pool, straight into the leased buffers (b and c empty when not leased).
       std::span<fr> a_span = a.as<fr>(), b_span = b.as<fr>(), c_span = c.as<fr>();
       const std::span<fr> h_span = h.as<fr>();
-      {
+      auto count_synthesis = [&](bool running) {
         std::lock_guard lock(mutex_);
-        synthesizing_.increment();
+        running ? synthesizing_.increment() : synthesizing_.decrement();
         update_gauges_locked();
-      }
+      };
+      count_synthesis(true);
       struct timed_synthesis {
         synthesis_output output;
         std::shared_ptr<const pce_matrices> matrices;  // set: a holds the assignment, the backend does the SpMV
@@ -867,21 +869,15 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       if (synthesized.needs_abc) {
         // No PCE to defer to after all (the builder in flight had not started it yet, or its build
         // failed, or it was dropped): b and c, then the synthesis again, now with the full set.
-        auto leave_synthesis = [&] {
-          std::lock_guard lock(mutex_);
-          synthesizing_.decrement();
-          update_gauges_locked();
-        };
+        count_synthesis(false);
         const std::uint64_t late = now_ns();
         auto [full_ec, full_permit] = co_await full_inputs_->async_acquire(1, asio::use_awaitable);
-        if (full_ec) leave_synthesis();
         if (full_ec) throw std::system_error(full_ec);
         full_input = std::move(full_permit);
         ++full_in_flight_[j->circuit_id];
         holds_full = true;
         for (pinned::lease* l : {&b, &c}) {
           auto [checkout_ec, leased] = co_await pool_->async_checkout(vector_bytes, asio::use_awaitable);
-          if (checkout_ec) leave_synthesis();
           if (checkout_ec) throw std::system_error(checkout_ec);
           *l = std::move(leased);
         }
@@ -894,13 +890,10 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
           report_.late_abc += 1;
         }
         metrics_.late_abc->inc();
+        count_synthesis(true);
         synthesized = co_await run_on_cpu<timed_synthesis>(synthesize);
       }
-      {
-        std::lock_guard lock(mutex_);
-        synthesizing_.decrement();
-        update_gauges_locked();
-      }
+      count_synthesis(false);
       trace_event("synthesis", "cpu", {synthesis_pid, synthesized.lane}, synthesized.start, synthesized.end, j, index);
       trace_event("synthesis", "cpu", flight_lane, synthesized.start, synthesized.end, j, index);
       if (!synthesized.error.empty())

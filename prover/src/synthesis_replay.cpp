@@ -2,55 +2,41 @@
 #include <coprove/prover/synthesis_replay.hpp>
 
 #include <coprove/prover/circuits.hpp>
+#include <coprove/prover/parallel.hpp>
 #include <coprove/prover/pce.hpp>
 
-#include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <exception>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 namespace coprove::prover {
 
-void synthesis_replay::record(const prove_request& request, std::size_t threads) {
+void synthesis_replay::record(const prove_request& request) {
   validate_circuit_parameters(request.circuit, request.log_constraints);
   std::vector<std::size_t> missing;
   for (std::size_t p = 0; p < request.partitions; ++p)
     if (!entries_.contains({request.circuit, request.log_constraints, request.seed, p})) missing.push_back(p);
   if (missing.empty()) return;
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min(threads, missing.size());
 
+  // A partition a chunk on the shared pool; the first exception is rethrown and nothing of this
+  // call is kept.
   pce_cache cache;
   std::vector<std::shared_ptr<entry>> made(missing.size());
-  std::atomic<std::size_t> next{0};
-  std::mutex error_mutex;
-  std::exception_ptr error;
-  auto work = [&] {
-    for (std::size_t i = next++; i < missing.size(); i = next++) {
-      try {
-        const auto circ = make_circuit(request.circuit, request.log_constraints, request.seed, missing[i]);
-        const std::size_t n = circ->domain_size();
-        auto e = std::make_shared<entry>();
-        e->a.resize(n);
-        e->b.resize(n);
-        e->c.resize(n);
-        e->output = cache.synthesize(*circ, e->a, e->b, e->c);
-        made[i] = std::move(e);
-      } catch (...) {
-        std::lock_guard lock(error_mutex);
-        if (!error) error = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);  // nothing of this call is kept
+  parallel_for(
+      0, missing.size(),
+      [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i < hi; ++i) {
+          const auto circ = make_circuit(request.circuit, request.log_constraints, request.seed, missing[i]);
+          const std::size_t n = circ->domain_size();
+          auto e = std::make_shared<entry>();
+          e->a.resize(n);
+          e->b.resize(n);
+          e->c.resize(n);
+          e->output = cache.synthesize(*circ, e->a, e->b, e->c);
+          made[i] = std::move(e);
+        }
+      },
+      1);
   for (std::size_t i = 0; i < missing.size(); ++i) {
     bytes_ += 3 * made[i]->a.size() * sizeof(fr);
     entries_.emplace(key{request.circuit, request.log_constraints, request.seed, missing[i]}, std::move(made[i]));

@@ -542,8 +542,8 @@ TEST_CASE("a configured synthesizer replays recorded partitions bit-identically 
   synthesis_replay replay;
   CHECK_THROWS_AS(replay.record(test::mimc_request(2, 30, 1)), std::invalid_argument);
   CHECK(replay.partitions() == 0);
-  replay.record(small_request(4, 10, 11), 2);
-  replay.record(small_request(4, 10, 11), 2);  // already held: nothing redone or added
+  replay.record(small_request(4, 10, 11));
+  replay.record(small_request(4, 10, 11));  // already held: nothing redone or added
   REQUIRE(replay.partitions() == 4);
   CHECK(replay.bytes() == 4 * 3 * (std::size_t{1} << 10) * sizeof(fr));
 

@@ -17,10 +17,10 @@ namespace coprove::prover {
 
 class synthesis_replay {
  public:
-  /// Synthesizes partitions [0, request.partitions) of the request (through one PCE cache, on
-  /// `threads` threads; 0 = hardware) and keeps their a, b, c. Throws std::invalid_argument as
+  /// Synthesizes partitions [0, request.partitions) of the request (through one PCE cache, on the
+  /// shared parallel_for pool) and keeps their a, b, c. Throws std::invalid_argument as
   /// make_circuit would for a bad circuit or size; a partition recorded before is kept, not redone.
-  void record(const prove_request& request, std::size_t threads = 0);
+  void record(const prove_request& request);
 
   /// Partitions held, and the bytes of their a, b, c.
   std::size_t partitions() const noexcept { return entries_.size(); }
