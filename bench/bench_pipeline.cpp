@@ -6,7 +6,10 @@
 // --synthesis replay synthesizes each partition once before the runs and has the engine copy it
 // into the pinned buffers instead of synthesizing it (every job then proves the same partitions):
 // synthesis capacity is then far above GPU demand, so the dispatch and the devices are what is
-// measured, whatever the host's core count.
+// measured, whatever the host's core count. --synthesis replay-assignment keeps only each
+// partition's assignment and copies that into its pinned `a` (the device evaluates the matrices, as
+// for a PCE hit, and partitions lease two vectors): the pipeline as it runs with a PCE, less the
+// witness computation.
 #include <coprove/prover/engine.hpp>
 #include <coprove/prover/host_backend.hpp>
 #include <coprove/prover/synthesis_replay.hpp>
@@ -52,7 +55,8 @@ struct options {
   std::size_t budget_gib = 0;  // 0: the plan reads available memory
   std::size_t rounds = 1;  // each round runs every policy once, starting one policy later each round
   std::string circuit = "mimc";
-  bool replay = false;  // --synthesis replay
+  bool replay = false;  // --synthesis replay or replay-assignment
+  replay_content replayed = replay_content::abc;
   bool backend_spmv = true;  // --spmv backend|host
   std::string json_path;
   std::string trace_prefix;
@@ -62,7 +66,8 @@ struct options {
 void usage() {
   std::cout << "usage: bench_pipeline [--h200] [--log-n N] [--jobs N] [--partitions N] [--devices N]\n"
                "                      [--slots N] [--depth N] [--synthesis-threads N] [--budget-gib N] [--circuit NAME]\n"
-               "                      [--policies semaphore,poll,unbounded] [--rounds N] [--synthesis circuit|replay]\n"
+               "                      [--policies semaphore,poll,unbounded] [--rounds N]\n"
+               "                      [--synthesis circuit|replay|replay-assignment]\n"
                "                      [--spmv backend|host]\n"
                "                      [--trace PREFIX] [--json PATH]\n"
                "  default: host backend, 2^13 constraints, 8 partitions x 3 jobs per policy\n"
@@ -72,6 +77,8 @@ void usage() {
                "  --synthesis replay: synthesize the partitions once before the runs and copy them in\n"
                "              instead of synthesizing (all jobs prove the same partitions): measures the\n"
                "              dispatch and the devices with synthesis capacity above GPU demand\n"
+               "  --synthesis replay-assignment: the same, keeping and copying only each partition's\n"
+               "              assignment (the device evaluates the matrices, as for a PCE hit)\n"
                "  --spmv host: the synthesis threads evaluate A w, B w, C w and a, b, c are copied\n"
                "              (default backend: only the assignment is copied, the device evaluates them)\n";
 }
@@ -127,9 +134,10 @@ options parse(int argc, char** argv) {
       o.circuit = value();
     } else if (a == "--synthesis") {
       const std::string v = value();
-      if (v != "circuit" && v != "replay")
-        throw std::invalid_argument("--synthesis: expected circuit or replay, got '" + v + "'");
-      o.replay = v == "replay";
+      if (v != "circuit" && v != "replay" && v != "replay-assignment")
+        throw std::invalid_argument("--synthesis: expected circuit, replay or replay-assignment, got '" + v + "'");
+      o.replay = v != "circuit";
+      o.replayed = v == "replay-assignment" ? replay_content::assignment : replay_content::abc;
     } else if (a == "--spmv") {
       const std::string v = value();
       if (v != "backend" && v != "host") throw std::invalid_argument("--spmv: expected backend or host, got '" + v + "'");
@@ -149,6 +157,8 @@ options parse(int argc, char** argv) {
       throw std::invalid_argument("unknown flag '" + a + "' (--help lists them)");
     }
   }
+  if (o.replay && o.replayed == replay_content::assignment && !o.backend_spmv)
+    throw std::invalid_argument("--synthesis replay-assignment: needs --spmv backend (the device evaluates the matrices)");
   if (o.jobs == 0) throw std::invalid_argument("--jobs: must be at least 1");
   if (o.partitions == 0) throw std::invalid_argument("--partitions: must be at least 1");
   if (!o.h200 && o.devices == 0) throw std::invalid_argument("--devices: must be at least 1 for the host backend");
@@ -232,6 +242,7 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, dispa
     cfg.backend_spmv = o.backend_spmv;
     if (replay != nullptr) {
       cfg.synthesizer = replay->synthesizer();
+      cfg.synthesizer_sends_assignment = o.replayed == replay_content::assignment;
       cfg.synthesizer_name = "bench_pipeline --synthesis replay: " + std::to_string(replay->partitions()) +
                              " partitions synthesized before the run";
     }
@@ -343,9 +354,9 @@ void print_header(const options& o) {
               o.h200 ? "cuda" : "host", o.circuit.c_str(), o.log_n, o.jobs, o.partitions, o.rounds,
               o.backend_spmv ? "backend" : "host");
   if (o.replay)
-    std::printf("SYNTHESIS REPLAYED: the %zu partitions were synthesized before the runs and are copied into the "
-                "pinned buffers (every job proves them); this measures dispatch and devices, not synthesis\n",
-                o.partitions);
+    std::printf("SYNTHESIS REPLAYED: the %zu partitions were synthesized before the runs and their %s copied into "
+                "the pinned buffers (every job proves them); this measures dispatch and devices, not synthesis\n",
+                o.partitions, o.replayed == replay_content::assignment ? "assignments are" : "a, b, c are");
   std::printf("%-10s %5s %10s %8s %11s %11s %9s %9s %7s %7s %8s %9s %9s %9s\n", "policy", "round", "part/s", "busy",
               "steady p/s", "steady busy", "max_synth", "max_fly", "allocs", "reuses", "reuse%", "H2D GB/s", "p50 ms",
               "p99 ms");
@@ -448,9 +459,9 @@ int main(int argc, char** argv) {
       r.partitions = o.partitions;
       r.seed = job_seed(o, 0);
       const auto start = std::chrono::steady_clock::now();
-      replay->record(r);
-      std::printf("recorded %zu partitions for replay (%.2f GiB) in %.1f s\n", replay->partitions(),
-                  static_cast<double>(replay->bytes()) / double(1 << 30),
+      replay->record(r, o.replayed);
+      std::printf("recorded %zu partitions for replay (%zu as assignments; %.2f GiB) in %.1f s\n",
+                  replay->partitions(), replay->assignments(), static_cast<double>(replay->bytes()) / double(1 << 30),
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     print_header(o);
@@ -469,7 +480,9 @@ int main(int argc, char** argv) {
       boost::json::object out{{"benchmark", "pipeline"},
                               {"backend", o.h200 ? "cuda" : "host"},
                               {"circuit", o.circuit},
-                              {"synthesis", o.replay ? "replay" : "circuit"},
+                              {"synthesis", !o.replay ? std::string("circuit")
+                                          : o.replayed == replay_content::assignment ? std::string("replay-assignment")
+                                                                                     : std::string("replay")},
                               {"spmv", o.backend_spmv ? "backend" : "host"},
                               {"log_n", o.log_n},
                               {"jobs", o.jobs},

@@ -1,11 +1,11 @@
 // The CUDA compute backend. Each worker slot owns a stream, device buffers for a, b, c, the
 // assignment, evaluation scratch and an NTT plan on its device; a quotient is H2D a/b/c from the
 // pinned leases (or H2D of the assignment w and A w, B w, C w on the device, from the circuit's
-// matrices, uploaded once a device) -> a, b, c at zeta (while the buffers still hold the
-// evaluations) -> quotient_async -> h at zeta -> D2H h into a pinned lease and the four values into
-// a small pinned area, timed with events, marked with NVTX ranges, and completed through the
-// device's completion bridge. The timings and the values are read once the work is done, before the
-// caller's signal is set.
+// matrices, uploaded once a device and kept while the host's pce_matrices object is in use) -> a, b,
+// c at zeta (while the buffers still hold the evaluations) -> quotient_async -> h at zeta -> D2H h
+// into a pinned lease and the four values into a small pinned area, timed with events, marked with
+// NVTX ranges, and completed through the device's completion bridge. The timings and the values are
+// read once the work is done, before the caller's signal is set.
 #include <coprove/cuda/cuda_backend.hpp>
 
 #include <coprove/cuda/completion_bridge.hpp>
@@ -28,12 +28,18 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <map>
 #include <mutex>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace coprove::cuda {
 
@@ -83,40 +89,56 @@ struct device_buffer {
   }
 };
 
+// The host arrays of a circuit's matrices in the order they live on a device: offsets, columns,
+// coefficients of A, B, C; then the coefficient table.
+std::array<std::span<const std::byte>, 10> matrices_arrays(const prover::pce_matrices& m) {
+  std::array<std::span<const std::byte>, 10> parts;
+  std::size_t i = 0;
+  for (const prover::csr_matrix* x : {&m.a, &m.b, &m.c})
+    for (const std::vector<std::uint32_t>* part : {&x->row_offsets, &x->columns, &x->coefficients})
+      parts[i++] = std::as_bytes(std::span(*part));
+  parts[9] = std::as_bytes(std::span(m.coefficient_table));
+  return parts;
+}
+
 // One circuit's matrices on one device: its nine CSR arrays and coefficient table, copied once
-// (blocking) and kept while the backend lives; the host matrices are held so their address, the
-// cache key, is not reused.
+// (blocking). It holds nothing of the host matrices, so that they die with their last user; the
+// cache entry that owns it watches them instead.
 struct device_pce {
-  std::shared_ptr<const prover::pce_matrices> host;
+  std::string circuit_id;  // for the logs, when the host matrices may be gone
+  std::size_t bytes = 0;
   int device = 0;
-  void* arrays[10] = {};  // offsets, columns, coefficients of A, B, C; then the table
+  void* arrays[10] = {};  // as matrices_arrays orders them
   csr_device csr[3];
 
-  device_pce(std::shared_ptr<const prover::pce_matrices> m, int dev) : host(std::move(m)), device(dev) {
-    const prover::csr_matrix* ms[3] = {&host->a, &host->b, &host->c};
+  device_pce(const prover::pce_matrices& m, int dev) : circuit_id(m.circuit_id), device(dev) {
+    const auto parts = matrices_arrays(m);
+    for (const auto& part : parts) bytes += part.size();
     try {
-      for (int k = 0; k < 3; ++k) {
-        const std::vector<std::uint32_t>* parts[3] = {&ms[k]->row_offsets, &ms[k]->columns, &ms[k]->coefficients};
-        for (int p = 0; p < 3; ++p) arrays[3 * k + p] = upload(parts[p]->data(), parts[p]->size() * sizeof(std::uint32_t));
-        csr[k] = csr_device{static_cast<const std::uint32_t*>(arrays[3 * k]),
-                            static_cast<const std::uint32_t*>(arrays[3 * k + 1]),
-                            static_cast<const std::uint32_t*>(arrays[3 * k + 2])};
-      }
-      arrays[9] = upload(host->coefficient_table.data(), host->coefficient_table.size() * sizeof(prover::fr));
+      for (std::size_t i = 0; i < parts.size(); ++i) arrays[i] = upload(parts[i]);
+    } catch (const cuda_error& e) {
+      release();
+      if (e.status() != cudaErrorMemoryAllocation) throw;
+      throw std::runtime_error("cuda backend: device " + std::to_string(dev) + " has no room for the matrices of " +
+                               circuit_id + " (" + std::to_string(bytes) + " bytes): " + e.what());
     } catch (...) {
       release();
       throw;
     }
+    for (int k = 0; k < 3; ++k)
+      csr[k] = csr_device{static_cast<const std::uint32_t*>(arrays[3 * k]),
+                          static_cast<const std::uint32_t*>(arrays[3 * k + 1]),
+                          static_cast<const std::uint32_t*>(arrays[3 * k + 2])};
   }
   device_pce(const device_pce&) = delete;
   device_pce& operator=(const device_pce&) = delete;
   ~device_pce() { release(); }
 
  private:
-  static void* upload(const void* from, std::size_t bytes) {
+  static void* upload(std::span<const std::byte> from) {
     void* to = nullptr;
-    COPROVE_CUDA_TRY(cudaMalloc(&to, bytes == 0 ? 1 : bytes));
-    if (bytes > 0) COPROVE_CUDA_TRY(cudaMemcpy(to, from, bytes, cudaMemcpyHostToDevice));
+    COPROVE_CUDA_TRY(cudaMalloc(&to, from.empty() ? 1 : from.size()));
+    if (!from.empty()) COPROVE_CUDA_TRY(cudaMemcpy(to, from.data(), from.size(), cudaMemcpyHostToDevice));
     return to;
   }
   void release() noexcept {
@@ -127,6 +149,17 @@ struct device_pce {
     }
   }
 };
+
+// A cache entry: the device copy of one pce_matrices object (null while a thread uploads it) and
+// that object, watched rather than held, so the copy can go once nobody uses the matrices and a
+// new object at the same address is never taken for the dead one.
+struct cached_pce {
+  std::weak_ptr<const prover::pce_matrices> host;
+  std::unique_ptr<device_pce> on_device;
+};
+
+// The cache, by (device index, host matrices).
+using device_pce_map = std::map<std::pair<std::size_t, const prover::pce_matrices*>, cached_pce>;
 
 struct worker_slot {
   int device = 0;
@@ -233,9 +266,7 @@ class cuda_backend final : public prover::compute_backend {
 
   void enqueue_quotient(std::size_t device, std::size_t slot, const prover::quotient_task& task,
                         prover::gpu_stage_timings* timings, runtime::completion_signal done) override {
-    if (device >= devices_.size())
-      throw std::invalid_argument("cuda backend: device " + std::to_string(device) + " out of range (" +
-                                  std::to_string(devices_.size()) + " devices)");
+    check_device(device);
     if (slot >= slots_per_device_)
       throw std::invalid_argument("cuda backend: slot " + std::to_string(slot) + " out of range (" +
                                   std::to_string(slots_per_device_) + " slots per device)");
@@ -255,7 +286,7 @@ class cuda_backend final : public prover::compute_backend {
     }
     const device_pce* pce = nullptr;
     if (task.matrices) {
-      pce = &device_matrices(device, task.matrices);
+      pce = &device_matrices(device, task.matrices, true);
       w.prepare_witness(task.witness.size());
     }
     const std::size_t bytes = n * sizeof(prover::fr);
@@ -279,7 +310,7 @@ class cuda_backend final : public prover::compute_backend {
     }
     stream_done.async_wait(boost::asio::bind_executor(
         boost::asio::system_executor(),
-        [this, &w, events = std::move(events), timings, values = task.values, done,
+        [this, &w, events = std::move(events), timings, values = task.values, done, matrices = task.matrices,
          h2d_bytes = task.matrices ? task.witness.size_bytes() : 3 * bytes,
          spmv = task.matrices != nullptr](std::error_code ec) mutable {
           if (!ec && values != nullptr) {
@@ -301,6 +332,10 @@ class cuda_backend final : public prover::compute_backend {
             }
           }
           w.return_events(std::move(events));
+          // The task held its matrices until its work was done, so their device copy is never
+          // freed under a running SpMV; let go before the signal, so that a caller who drops its
+          // own reference once the signal is set finds them unused at its next call.
+          matrices.reset();
           done.set(ec);
           std::lock_guard lock(outstanding_mutex_);
           if (--outstanding_ == 0) outstanding_done_.notify_all();
@@ -334,7 +369,8 @@ class cuda_backend final : public prover::compute_backend {
     if (pce != nullptr) {
       nvtx_range range("coprove spmv");
       void* const outputs[3] = {w.a.data, w.b.data, w.c.data};
-      spmv_abc_async(pce->csr, pce->arrays[9], w.witness.data, pce->host->num_rows, task.domain->size(), outputs, s);
+      spmv_abc_async(pce->csr, pce->arrays[9], w.witness.data, task.matrices->num_rows, task.domain->size(), outputs,
+                     s);
     }
     events.spmv.record(s);
     if (task.values != nullptr) {
@@ -364,20 +400,98 @@ class cuda_backend final : public prover::compute_backend {
     }
   }
 
+  void prepare_matrices(std::size_t device, const std::shared_ptr<const prover::pce_matrices>& matrices) override {
+    check_device(device);
+    if (!matrices) throw std::invalid_argument("cuda backend: prepare_matrices without matrices");
+    device_matrices(device, matrices, false);
+  }
+
+  bool matrices_resident(std::size_t device, const prover::pce_matrices& matrices) const override {
+    check_device(device);
+    std::lock_guard lock(pces_mutex_);
+    const auto it = pces_.find({device, &matrices});
+    return it != pces_.end() && it->second.on_device && it->second.host.lock().get() == &matrices;
+  }
+
+  std::size_t resident_matrices_bytes() const noexcept override { return pces_bytes_.load(); }
+
   runtime::spin_source* completion_source() const noexcept override { return &source_; }
 
  private:
-  // The matrices on `device`, uploaded (blocking) the first time this device sees them.
-  const device_pce& device_matrices(std::size_t device, const std::shared_ptr<const prover::pce_matrices>& m) {
-    std::lock_guard lock(pces_mutex_);
-    auto& slot = pces_[{device, m.get()}];
-    if (!slot) {
-      scoped_device on(devices_[device]);
-      slot = std::make_unique<device_pce>(m, devices_[device]);
-      COPROVE_LOG(info, "cuda") << "matrices of " << m->circuit_id << " (" << m->nonzeros() << " entries) now on device "
-                                << devices_[device];
+  void check_device(std::size_t device) const {
+    if (device >= devices_.size())
+      throw std::invalid_argument("cuda backend: device " + std::to_string(device) + " out of range (" +
+                                  std::to_string(devices_.size()) + " devices)");
+  }
+
+  // The matrices on `device`, uploaded (blocking, on this thread) unless the device holds them or
+  // another thread is uploading them, which this one then waits for. The mutex is not held during
+  // the copy: a thread whose matrices are resident never waits for another circuit's upload. The
+  // copies of matrices nobody uses any more are freed first, after the mutex is released (cudaFree
+  // may wait for the device).
+  const device_pce& device_matrices(std::size_t device, const std::shared_ptr<const prover::pce_matrices>& m,
+                                    bool enqueuing) {
+    std::vector<std::unique_ptr<device_pce>> unused;  // declared first: freed after the lock goes
+    std::unique_lock lock(pces_mutex_);
+    const std::pair key{device, m.get()};
+    for (;;) {
+      take_unused(unused);
+      const auto it = pces_.find(key);
+      if (it == pces_.end()) break;
+      if (!it->second.on_device) {
+        // Another thread is uploading matrices at this address, which it holds: these.
+        pce_uploaded_.wait(lock);
+        continue;
+      }
+      if (it->second.host.lock().get() == m.get()) return *it->second.on_device;
+      take(it, unused);  // a dead object's copy, gone since the sweep above
+      break;
     }
-    return *slot;
+    cached_pce& entry = pces_[key];  // stays put in the map while unlocked; only this thread erases it
+    entry.host = m;
+    lock.unlock();
+    unused.clear();  // their room may be needed now
+    std::unique_ptr<device_pce> uploaded;
+    try {
+      scoped_device on(devices_[device]);
+      uploaded = std::make_unique<device_pce>(*m, devices_[device]);
+    } catch (...) {
+      lock.lock();
+      pces_.erase(key);
+      pce_uploaded_.notify_all();
+      throw;
+    }
+    COPROVE_LOG(info, "cuda") << "matrices of " << m->circuit_id << " (" << m->nonzeros() << " entries, "
+                              << uploaded->bytes << " bytes) now on device " << devices_[device]
+                              << (enqueuing ? " (uploaded while enqueuing: they were not prepared)" : "");
+    lock.lock();
+    pces_bytes_ += uploaded->bytes;
+    entry.on_device = std::move(uploaded);
+    pce_uploaded_.notify_all();
+    return *entry.on_device;
+  }
+
+  // Moves the device copies whose host matrices are gone out of the cache (the caller frees them
+  // outside the mutex). Every task holds its matrices until it completes, so a copy whose matrices
+  // are gone is read by no task in flight. Called with pces_mutex_ held.
+  void take_unused(std::vector<std::unique_ptr<device_pce>>& unused) {
+    for (auto it = pces_.begin(); it != pces_.end();) {
+      if (it->second.on_device && it->second.host.expired())
+        it = take(it, unused);
+      else
+        ++it;
+    }
+  }
+
+  // Moves one resident entry's device copy into `unused` and erases the entry; returns the next.
+  // Called with pces_mutex_ held.
+  device_pce_map::iterator take(device_pce_map::iterator it, std::vector<std::unique_ptr<device_pce>>& unused) {
+    unused.push_back(std::move(it->second.on_device));
+    const device_pce& gone = *unused.back();
+    COPROVE_LOG(info, "cuda") << "matrices of " << gone.circuit_id << " (" << gone.bytes << " bytes) leave device "
+                              << gone.device << ": no one uses them any more";
+    pces_bytes_ -= gone.bytes;
+    return pces_.erase(it);
   }
 
   // Every device's bridge as one spin source for the io thread.
@@ -403,8 +517,10 @@ class cuda_backend final : public prover::compute_backend {
   std::size_t slots_per_device_;
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<worker_slot>> slots_;  // device * slots_per_device + slot
-  std::mutex pces_mutex_;
-  std::map<std::pair<std::size_t, const prover::pce_matrices*>, std::unique_ptr<device_pce>> pces_;
+  mutable std::mutex pces_mutex_;
+  std::condition_variable pce_uploaded_;  // an upload ended (resident or failed)
+  device_pce_map pces_;
+  std::atomic<std::size_t> pces_bytes_{0};  // of the resident copies
   std::vector<std::unique_ptr<completion_bridge>> bridges_;
   mutable bridges_source source_;
   std::mutex outstanding_mutex_;

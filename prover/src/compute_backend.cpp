@@ -1,5 +1,6 @@
-// The compute-backend interface's out-of-line anchor (its vtable lives here) and the task check
-// every backend applies.
+// The compute-backend interface's out-of-line anchor (its vtable lives here), the defaults of its
+// matrices calls (a backend that reads the host's matrices holds none of its own) and the task
+// check every backend applies.
 #include <coprove/prover/compute_backend.hpp>
 
 #include <stdexcept>
@@ -8,6 +9,13 @@
 namespace coprove::prover {
 
 compute_backend::~compute_backend() = default;
+
+void compute_backend::prepare_matrices(std::size_t /*device*/,
+                                       const std::shared_ptr<const pce_matrices>& /*matrices*/) {}
+
+bool compute_backend::matrices_resident(std::size_t /*device*/, const pce_matrices& /*matrices*/) const { return true; }
+
+std::size_t compute_backend::resident_matrices_bytes() const noexcept { return 0; }
 
 void check_quotient_task(std::string_view backend, const quotient_task& task) {
   const std::string who(backend);

@@ -430,6 +430,11 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   if (config_.trace_max_events == 0) throw std::invalid_argument("engine_config.trace_max_events: must be positive");
   if (config_.max_partitions_per_job == 0)
     throw std::invalid_argument("engine_config.max_partitions_per_job: must be at least 1");
+  if (config_.synthesizer_sends_assignment && !config_.synthesizer)
+    throw std::invalid_argument("engine_config.synthesizer_sends_assignment: set, but no synthesizer is configured");
+  if (config_.synthesizer_sends_assignment && !config_.backend_spmv)
+    throw std::invalid_argument(
+        "engine_config.synthesizer_sends_assignment: needs backend_spmv (the backend evaluates the matrices)");
   if (config_.prewarm_partitions > total_depth_)
     throw std::invalid_argument("engine_config.prewarm_partitions: " + std::to_string(config_.prewarm_partitions) +
                                 " exceeds the partitions in flight (" + std::to_string(total_depth_) + ")");
@@ -447,10 +452,11 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
       memory_plan_input_for(*plan_circuit, total_depth_, total_depth_, config_.memory_budget_bytes);
   // With the SpMV on the backend, a partition of a circuit whose PCE exists holds only its
   // assignment (in its `a` vector) and h; b and c are leased for the slow path, which under `wait`
-  // is one partition a circuit. Two sets of them are planned; more wait for the pool.
+  // is one partition a circuit. Two sets of them are planned; more wait for the pool. A configured
+  // synthesizer that sends the assignment is planned the same way.
   const circuit_facts plan_facts = facts_of(*plan_circuit);
-  lean_inputs_ = config_.backend_spmv && !config_.synthesizer && config_.pce == pce_policy::wait &&
-                 plan_facts.witness_fits;
+  lean_inputs_ = config_.backend_spmv && plan_facts.witness_fits &&
+                 (config_.synthesizer ? config_.synthesizer_sends_assignment : config_.pce == pce_policy::wait);
   if (lean_inputs_) {
     plan_input.input_vectors_per_slot = 1;
     plan_input.full_input_slots = 2;
@@ -797,10 +803,12 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       trace_event("memory_reservation", "wait", flight_lane, t, t2, j, index);
 
       t = t2;
-      // A partition that will most likely send only its assignment (its circuit's PCE exists)
-      // leases a and h; b and c follow only if its synthesis needs them after all.
+      // A partition that will most likely send only its assignment (its circuit's PCE exists, or
+      // the configured synthesizer sends assignments) leases a and h; b and c follow only if its
+      // synthesis needs them after all.
       const bool lean = lean_inputs_ && j->witness_fits &&
-                        (pce_->expects_deferral(j->circuit_id) || full_in_flight_.contains(j->circuit_id));
+                        (config_.synthesizer || pce_->expects_deferral(j->circuit_id) ||
+                         full_in_flight_.contains(j->circuit_id));
       std::vector<pinned::lease*> wanted{&a, &h};
       if (!lean) wanted = {&a, &b, &c, &h};
       if (!lean && full_inputs_) {
@@ -844,19 +852,34 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
         s.start = now_ns();
         try {
           if (config_.synthesis_hook) config_.synthesis_hook(j->id, index);
+          auto take = [&s](deferred_synthesis d) {
+            s.output = std::move(d.output);
+            s.matrices = std::move(d.matrices);
+            s.assignment_size = d.assignment_size;
+            s.needs_abc = d.needs_abc;
+          };
           if (config_.synthesizer) {
-            s.output = config_.synthesizer(j->request, index, a_span, b_span, c_span);
+            take(config_.synthesizer(j->request, index, a_span, b_span, c_span));
+            if (s.needs_abc && !b_span.empty())
+              throw std::logic_error("the configured synthesizer (" + config_.synthesizer_name +
+                                     ") asked for b and c, which it was given");
+            if (s.matrices && !config_.backend_spmv)
+              throw std::logic_error("the configured synthesizer (" + config_.synthesizer_name +
+                                     ") sent only the assignment, but the SpMV is on the host (backend_spmv is "
+                                     "off): nothing would evaluate its matrices");
+            if (!s.needs_abc && !s.matrices && b_span.empty())
+              throw std::logic_error("the configured synthesizer (" + config_.synthesizer_name +
+                                     ") returned neither matrices nor needs_abc, with only a leased");
+            if (s.matrices && s.assignment_size > a_span.size())
+              throw std::logic_error("the configured synthesizer (" + config_.synthesizer_name + ") sent an assignment of " +
+                                     std::to_string(s.assignment_size) + " elements, more than a holds (" +
+                                     std::to_string(a_span.size()) + ")");
           } else {
             const auto circ = make_circuit(j->request.circuit, j->request.log_constraints, j->request.seed, index);
-            if (config_.backend_spmv) {
-              deferred_synthesis d = pce_->synthesize_deferred(*circ, a_span, b_span, c_span);
-              s.output = std::move(d.output);
-              s.matrices = std::move(d.matrices);
-              s.assignment_size = d.assignment_size;
-              s.needs_abc = d.needs_abc;
-            } else {
+            if (config_.backend_spmv)
+              take(pce_->synthesize_deferred(*circ, a_span, b_span, c_span));
+            else
               s.output = pce_->synthesize(*circ, a_span, b_span, c_span);
-            }
           }
         } catch (const std::exception& e) {
           s.error = e.what();
@@ -866,7 +889,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
         return s;
       };
       timed_synthesis synthesized = co_await run_on_cpu<timed_synthesis>(synthesize);
-      if (synthesized.needs_abc) {
+      if (synthesized.needs_abc && synthesized.error.empty()) {
         // No PCE to defer to after all (the builder in flight had not started it yet, or its build
         // failed, or it was dropped): b and c, then the synthesis again, now with the full set.
         count_synthesis(false);
@@ -904,20 +927,18 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       result.timings.synthesis_ns = synthesized.end - synthesized.start;
       result.pce_used = synthesized.output.pce_used;
       result.spmv_on_backend = synthesized.matrices != nullptr;
-      if (config_.synthesizer) {
-        {
-          std::lock_guard lock(mutex_);
+      {
+        std::lock_guard lock(mutex_);
+        if (config_.synthesizer)
           report_.configured_syntheses += 1;
-        }
-        metrics_.configured_syntheses->inc();
-      } else {
-        {
-          std::lock_guard lock(mutex_);
+        else
           (result.pce_used ? report_.pce_hits : report_.pce_slow) += 1;
-          if (result.spmv_on_backend) report_.backend_spmv += 1;
-        }
-        (result.pce_used ? metrics_.pce_hits : metrics_.pce_slow)->inc();
+        if (result.spmv_on_backend) report_.backend_spmv += 1;
       }
+      if (config_.synthesizer)
+        metrics_.configured_syntheses->inc();
+      else
+        (result.pce_used ? metrics_.pce_hits : metrics_.pce_slow)->inc();
       stop_if_cancelled(co_await asio::this_coro::cancellation_state);
 
       // zeta depends only on the request, the partition and its public inputs: the backend
@@ -952,11 +973,41 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
         update_gauges_locked();
       }
       if (worker_ec) throw std::system_error(worker_ec);
-      const std::uint64_t started = now_ns();
-      result.timings.gpu_queue_ns = started - queued;
-      trace_event("gpu_queue", "wait", flight_lane, queued, started, j, index);
+      const std::uint64_t acquired = now_ns();
+      result.timings.gpu_queue_ns = acquired - queued;
+      trace_event("gpu_queue", "wait", flight_lane, queued, acquired, j, index);
       result.device = static_cast<int>(worker.device);
       result.slot = worker.slot;
+      auto leave_worker = [&] {
+        release_worker(worker);
+        std::lock_guard lock(mutex_);
+        gpu_queued_.decrement();
+        update_gauges_locked();
+      };
+
+      // A circuit's matrices go to a device once, on its first task there: the copy blocks its
+      // caller, so it runs on the CPU pool rather than here, where it would hold up every
+      // completion meanwhile.
+      if (synthesized.matrices && !backend_->matrices_resident(worker.device, *synthesized.matrices)) {
+        std::string upload_error = co_await run_on_cpu<std::string>([&]() -> std::string {
+          try {
+            backend_->prepare_matrices(worker.device, synthesized.matrices);
+            return {};
+          } catch (const std::exception& e) {
+            return e.what()[0] != '\0' ? e.what() : "unknown error";
+          }
+        });
+        if (!upload_error.empty()) {
+          leave_worker();
+          throw partition_failure(engine_errc::backend_failed, std::string(backend_->name()) + " backend could not take the matrices of " +
+                                                                   synthesized.matrices->circuit_id + " on device " +
+                                                                   std::to_string(worker.device) + ": " + upload_error);
+        }
+        trace_event("matrices_upload", "gpu",
+                    {static_cast<std::uint32_t>(device_pid_base + worker.device), static_cast<std::uint32_t>(worker.slot)},
+                    acquired, now_ns(), j, index);
+      }
+      const std::uint64_t started = now_ns();
 
       runtime::completion_signal done;
       gpu_stage_timings gpu_timings;
@@ -973,12 +1024,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       try {
         backend_->enqueue_quotient(worker.device, worker.slot, task, &gpu_timings, done);
       } catch (const std::exception& e) {
-        release_worker(worker);
-        {
-          std::lock_guard lock(mutex_);
-          gpu_queued_.decrement();
-          update_gauges_locked();
-        }
+        leave_worker();
         throw partition_failure(engine_errc::backend_failed, std::string(backend_->name()) + " backend refused the quotient on device " +
                                                                  std::to_string(worker.device) + " slot " +
                                                                  std::to_string(worker.slot) + ": " + e.what());
@@ -989,12 +1035,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
           co_await done.async_wait(asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable));
       const std::uint64_t finished = now_ns();
       device_busy(worker.device, false);
-      release_worker(worker);
-      {
-        std::lock_guard lock(mutex_);
-        gpu_queued_.decrement();
-        update_gauges_locked();
-      }
+      leave_worker();
       if (!gpu_ec) gpu_ec = done.result();
       if (gpu_ec)
         throw partition_failure(engine_errc::backend_failed, std::string(backend_->name()) + " quotient on device " +

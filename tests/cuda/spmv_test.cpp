@@ -13,10 +13,9 @@
 #include <coprove/prover/pce.hpp>
 #include <coprove/prover/synthesis.hpp>
 
-#include <boost/asio/use_future.hpp>
-
 #include <catch2/catch.hpp>
 
+#include "cuda/matrices_test_support.hpp"
 #include "pce_test_circuits.hpp"
 
 #include <cuda_runtime.h>
@@ -74,14 +73,6 @@ std::array<std::vector<fr>, 3> spmv_on_gpu(const pce_matrices& m, const std::vec
   return result;
 }
 
-// The recorded matrices of a circuit family and one later partition's assignment.
-std::shared_ptr<const pce_matrices> record(const circuit& first) {
-  auto m = std::make_shared<pce_matrices>();
-  std::vector<fr> a(first.domain_size()), b(first.domain_size()), c(first.domain_size());
-  synthesize_slow(first, a, b, c, m.get());
-  return m;
-}
-
 void check_equal_to_cpu(const pce_matrices& m, const std::vector<fr>& w) {
   const std::size_t n = m.domain_size;
   std::vector<fr> a(n), b(n), c(n);
@@ -96,7 +87,7 @@ void check_equal_to_cpu(const pce_matrices& m, const std::vector<fr>& w) {
 
 TEST_CASE("the GPU SpMV equals the CPU's for every kind of term", "[cuda][spmv][gpu]") {
   REQUIRE(cuda::cuda_device_count() > 0);
-  const auto m = record(test::mixed_terms_circuit(1));
+  const auto m = test::record(test::mixed_terms_circuit(1));
   for (std::uint64_t seed = 2; seed < 6; ++seed) check_equal_to_cpu(*m, synthesize_witness(test::mixed_terms_circuit(seed)));
 }
 
@@ -104,7 +95,7 @@ TEST_CASE("the GPU SpMV equals the CPU's for MiMC and Merkle circuits up to 2^20
   REQUIRE(cuda::cuda_device_count() > 0);
   for (const char* name : {"mimc", "merkle"}) {
     for (unsigned log : {10u, 13u, 16u, 20u}) {
-      const auto m = record(*make_circuit(name, log, 3, 0));
+      const auto m = test::record(*make_circuit(name, log, 3, 0));
       check_equal_to_cpu(*m, synthesize_witness(*make_circuit(name, log, 3, 1)));
     }
   }
@@ -114,31 +105,14 @@ TEST_CASE("the CUDA backend given the assignment computes what the host backend 
           "[cuda][spmv][engine][gpu]") {
   REQUIRE(cuda::cuda_device_count() > 0);
   auto gpu = cuda::make_cuda_backend({0}, 2);
-  auto host = make_host_backend(1, 2);
   for (const char* name : {"mimc", "merkle"}) {
     for (unsigned log : {12u, 18u}) {
-      const auto m = record(*make_circuit(name, log, 9, 0));
-      const auto circ = make_circuit(name, log, 9, 4);
-      const std::size_t n = circ->domain_size();
-      const evaluation_domain domain(n);
-      std::vector<fr> w = synthesize_witness(*circ);
-      std::vector<fr> a(n), b(n), c(n), h_gpu(n, fr::one()), h_host(n);
-      m->evaluate(w, a, b, c);
-      const fr zeta = fr::from_uint64(0x5eed) * fr::from_uint64(log);
-      evaluation_values v_gpu{}, v_host{};
-      quotient_task on_gpu{{}, {}, {}, h_gpu, &domain, zeta, &v_gpu, w, m};
-      quotient_task on_host{a, b, c, h_host, &domain, zeta, &v_host};
-      gpu_stage_timings t;
-      runtime::completion_signal done_gpu, done_host;
-      gpu->enqueue_quotient(0, 1, on_gpu, &t, done_gpu);
-      host->enqueue_quotient(0, 0, on_host, nullptr, done_host);
-      CHECK_NOTHROW(done_gpu.async_wait(boost::asio::use_future).get());
-      CHECK_NOTHROW(done_host.async_wait(boost::asio::use_future).get());
-      CHECK_FALSE(done_gpu.result());
-      CHECK(h_gpu == h_host);
-      CHECK(v_gpu == v_host);
-      CHECK(t.h2d_bytes == w.size() * sizeof(fr));
-      CHECK(t.spmv_ns > 0);
+      const auto m = test::record(*make_circuit(name, log, 9, 0));
+      test::quotient_from_matrices q(*m, *make_circuit(name, log, 9, 4), fr::from_uint64(0x5eed) * fr::from_uint64(log));
+      q.enqueue(*gpu, 0, 1, m);
+      q.check();
+      CHECK(q.timings().h2d_bytes == q.witness_bytes());
+      CHECK(q.timings().spmv_ns > 0);
     }
   }
 }

@@ -25,6 +25,7 @@
 
 #include "engine_test_support.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -68,6 +69,17 @@ void require_all_verified(const prove_result& r, std::size_t partitions) {
   }
 }
 
+// Proves a request that must fail with `code`, its status naming `message`; everything is given back.
+void require_job_fails(engine& e, const prove_request& r, engine_errc code, const std::string& message) {
+  const auto id = e.submit(r);
+  auto [ec, partial] = e.async_await(id, boost::asio::use_future).get();
+  CHECK(ec == make_error_code(code));
+  const auto st = e.status(id);
+  REQUIRE(st);
+  CHECK(st->error.find(message) != std::string::npos);
+  require_at_baseline(e);
+}
+
 // A backend that forwards to the host backend, failing or holding work on demand.
 class test_backend final : public compute_backend {
  public:
@@ -84,6 +96,7 @@ class test_backend final : public compute_backend {
                         runtime::completion_signal done) override {
     const std::size_t call = calls_++;
     if (call == throw_on_call) throw std::runtime_error("injected enqueue failure");
+    if (track_matrices && task.matrices && !matrices_resident(device, *task.matrices)) ++unprepared_enqueues;
     if (call == fail_on_call) {
       // Fails asynchronously, as a device error would.
       std::thread([done]() mutable { done.set(make_error_code(engine_errc::backend_failed)); }).detach();
@@ -97,6 +110,20 @@ class test_backend final : public compute_backend {
     }
     lock.unlock();
     inner_.enqueue_quotient(device, slot, task, timings, done);
+  }
+
+  // Residency as a GPU backend keeps it, when track_matrices is set: prepare_matrices makes a
+  // circuit's matrices resident (and fails on demand).
+  void prepare_matrices(std::size_t, const std::shared_ptr<const pce_matrices>& m) override {
+    std::lock_guard lock(mutex_);
+    prepare_threads.push_back(std::this_thread::get_id());
+    if (fail_prepare) throw std::runtime_error("injected upload failure");
+    resident_.push_back(m.get());
+  }
+  bool matrices_resident(std::size_t, const pce_matrices& m) const override {
+    if (!track_matrices) return true;
+    std::lock_guard lock(mutex_);
+    return std::find(resident_.begin(), resident_.end(), &m) != resident_.end();
   }
 
   /// Parks enqueued work until release().
@@ -121,6 +148,10 @@ class test_backend final : public compute_backend {
 
   std::size_t throw_on_call = SIZE_MAX;
   std::size_t fail_on_call = SIZE_MAX;
+  bool track_matrices = false;
+  std::atomic<bool> fail_prepare{false};
+  std::vector<std::thread::id> prepare_threads;
+  std::atomic<std::size_t> unprepared_enqueues{0};
 
  private:
   struct parked {
@@ -131,10 +162,11 @@ class test_backend final : public compute_backend {
   };
   host_backend inner_;
   std::atomic<std::size_t> calls_{0};
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable changed_;
   bool held_ = false;
   std::vector<parked> parked_;
+  std::vector<const pce_matrices*> resident_;
 };
 
 }  // namespace
@@ -566,14 +598,158 @@ TEST_CASE("a configured synthesizer replays recorded partitions bit-identically 
   CHECK(reference.report_json().at("syntheses").at("configured").to_number<std::uint64_t>() == 0);
 
   // A partition the replay does not hold fails its job with a clear error and gives all back.
-  const auto missing = e.submit(small_request(5, 10, 11));
-  auto [ec_missing, partial] = e.async_await(missing, boost::asio::use_future).get();
-  CHECK(ec_missing == make_error_code(engine_errc::synthesis_failed));
-  const auto st = e.status(missing);
-  REQUIRE(st);
-  CHECK(st->error.find("partition 4 of mimc/10 seed 11 was not recorded") != std::string::npos);
+  require_job_fails(e, small_request(5, 10, 11), engine_errc::synthesis_failed,
+                    "partition 4 of mimc/10 seed 11 was not recorded");
+  require_at_baseline(reference);
+}
+
+TEST_CASE("a replay of assignments holds the assignment and the matrices, and replays into a alone",
+          "[prover][engine][cpu]") {
+  const auto request = small_request(3, 10, 5);
+  synthesis_replay abc, assignments;
+  abc.record(request);
+  assignments.record(request, replay_content::assignment);
+  REQUIRE(assignments.partitions() == 3);
+  CHECK(assignments.assignments() == 3);  // the one that built the PCE was recorded again
+  CHECK(abc.assignments() == 0);
+  CHECK(assignments.bytes() < abc.bytes() / 2);
+  const std::size_t n = std::size_t{1} << 10;
+  for (std::size_t p = 0; p < 3; ++p) {
+    std::vector<fr> a(n), b(n), c(n), a2(n), b2(n), c2(n);
+    const deferred_synthesis full = abc.replay(request, p, a, b, c);
+    CHECK_FALSE(full.matrices);
+    CHECK_FALSE(full.needs_abc);
+    const deferred_synthesis lean = assignments.replay(request, p, a2, {}, {});
+    REQUIRE(lean.matrices);
+    CHECK_FALSE(lean.needs_abc);
+    REQUIRE(lean.assignment_size <= n);
+    CHECK(lean.output.public_inputs == full.output.public_inputs);
+    // The matrices make the same a, b, c of the assignment.
+    const std::vector<fr> w(a2.begin(), a2.begin() + static_cast<std::ptrdiff_t>(lean.assignment_size));
+    lean.matrices->evaluate(w, a2, b2, c2);
+    CHECK(a2 == a);
+    CHECK(b2 == b);
+    CHECK(c2 == c);
+  }
+  // Held as a, b, c and given a alone: it asks for b and c and writes nothing.
+  std::vector<fr> a(n, fr::one());
+  const deferred_synthesis asks = abc.replay(request, 0, a, {}, {});
+  CHECK(asks.needs_abc);
+  CHECK(std::all_of(a.begin(), a.end(), [](const fr& x) { return x == fr::one(); }));
+  std::vector<fr> short_a(n / 2);
+  CHECK_THROWS_AS(assignments.replay(request, 0, short_a, {}, {}), std::invalid_argument);
+  CHECK_THROWS_AS(assignments.replay(request, 7, a, {}, {}), std::out_of_range);
+}
+
+TEST_CASE("a configured synthesizer that sends assignments runs lean, and late b, c when it needs them",
+          "[prover][engine][cpu]") {
+  running_io rt;
+  const auto request = small_request(4, 10, 13);
+  engine reference(rt.io.get_executor(), small_config(), make_host_backend(1, 2));
+  auto [ec_ref, expected] = prove(reference, request);
+  REQUIRE_FALSE(ec_ref);
+
+  synthesis_replay replay;
+  const bool assignments = GENERATE(true, false);
+  replay.record(request, assignments ? replay_content::assignment : replay_content::abc);
+  auto cfg = small_config();
+  cfg.synthesizer = replay.synthesizer();
+  cfg.synthesizer_sends_assignment = true;
+  engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
+  CHECK(e.status_json().at("full_input_slots").at("capacity").to_number<std::size_t>() == 2);
+  auto [ec, replayed] = prove(e, request);
+  REQUIRE_FALSE(ec);
+  require_all_verified(replayed, 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CHECK(replayed.partitions[i].record == expected.partitions[i].record);
+    CHECK(replayed.partitions[i].spmv_on_backend == assignments);
+  }
+  const auto syntheses = e.report_json().at("syntheses");
+  CHECK(syntheses.at("configured").to_number<std::uint64_t>() == 4);
+  CHECK(syntheses.at("spmv_on_backend").to_number<std::uint64_t>() == (assignments ? 4 : 0));
+  // Every partition leased a and h; held as a, b, c, each then leased b and c late.
+  CHECK(syntheses.at("late_abc").to_number<std::uint64_t>() == (assignments ? 0 : 4));
   require_at_baseline(e);
   require_at_baseline(reference);
+}
+
+TEST_CASE("a configured synthesizer's bad answers fail its job and give everything back", "[prover][engine][cpu]") {
+  running_io rt;
+  boost::asio::io_context idle;
+  auto cfg = small_config();
+  cfg.synthesizer_sends_assignment = true;
+  CHECK_THROWS_WITH(engine(idle.get_executor(), cfg, make_host_backend(1, 2)),
+                    Catch::Contains("no synthesizer is configured"));
+
+  synthesis_replay replay;
+  const auto request = small_request(2, 10, 17);
+  replay.record(request, replay_content::assignment);
+  cfg.synthesizer = replay.synthesizer();
+  cfg.backend_spmv = false;
+  CHECK_THROWS_WITH(engine(idle.get_executor(), cfg, make_host_backend(1, 2)), Catch::Contains("needs backend_spmv"));
+
+  // Without sends_assignment it is handed a, b, c; an assignment back finds nothing to evaluate it.
+  cfg.synthesizer_sends_assignment = false;
+  engine host_spmv(rt.io.get_executor(), cfg, make_host_backend(1, 2));
+  require_job_fails(host_spmv, request, engine_errc::synthesis_failed, "backend_spmv is off");
+
+  // Asking for b and c when it had them, or an assignment longer than a.
+  for (const int fault : {0, 1}) {
+    auto bad = small_config();
+    bad.synthesizer = [inner = replay.synthesizer(), fault](const prove_request& rq, std::size_t p, std::span<fr> a,
+                                                            std::span<fr> b, std::span<fr> c) {
+      deferred_synthesis d = inner(rq, p, a, b, c);
+      if (fault == 0) {
+        d = {};
+        d.needs_abc = true;
+      } else {
+        d.assignment_size = a.size() + 1;
+      }
+      return d;
+    };
+    bad.synthesizer_sends_assignment = true;
+    engine e(rt.io.get_executor(), bad, make_host_backend(1, 2));
+    require_job_fails(e, request, engine_errc::synthesis_failed,
+                      fault == 0 ? "asked for b and c, which it was given" : "more than a holds");
+  }
+}
+
+TEST_CASE("a circuit's matrices reach a device on the CPU pool before its first task, never on the io thread",
+          "[prover][engine][cpu]") {
+  running_io rt;
+  const std::thread::id io_thread = rt.thread.get_id();
+  auto backend = std::make_unique<test_backend>(2);
+  test_backend& tb = *backend;
+  tb.track_matrices = true;
+  engine e(rt.io.get_executor(), small_config(), std::move(backend));
+  auto [ec, result] = prove(e, small_request(6, 10, 23));
+  REQUIRE_FALSE(ec);
+  std::size_t deferred = 0;
+  for (const auto& p : result.partitions) deferred += p.spmv_on_backend ? 1 : 0;
+  CHECK(deferred == 5);  // all but the partition that built the PCE
+  CHECK(tb.unprepared_enqueues == 0);
+  REQUIRE_FALSE(tb.prepare_threads.empty());
+  CHECK(tb.prepare_threads.size() <= 2);  // at most once a worker slot that raced to it
+  for (const auto& id : tb.prepare_threads) CHECK(id != io_thread);
+  require_at_baseline(e);
+}
+
+TEST_CASE("a failed matrices upload fails its job and gives everything back", "[prover][engine][cpu]") {
+  running_io rt;
+  auto backend = std::make_unique<test_backend>(2);
+  test_backend& tb = *backend;
+  tb.track_matrices = true;
+  tb.fail_prepare = true;
+  engine e(rt.io.get_executor(), small_config(), std::move(backend));
+  require_job_fails(e, small_request(4, 10, 29), engine_errc::backend_failed,
+                    "could not take the matrices of mimc/10");
+  require_job_fails(e, small_request(4, 10, 30), engine_errc::backend_failed, "injected upload failure");
+  // The engine goes on: with uploads working again, the next job proves.
+  tb.fail_prepare = false;
+  auto [ec2, ok] = prove(e, small_request(4, 10, 31));
+  REQUIRE_FALSE(ec2);
+  require_all_verified(ok, 4);
+  require_at_baseline(e);
 }
 
 TEST_CASE("bad requests are rejected naming the field and change nothing", "[prover][engine][cpu]") {

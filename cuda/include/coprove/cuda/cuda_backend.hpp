@@ -1,7 +1,9 @@
 // The CUDA compute backend: the prover's compute-backend interface over cuda/ streams, NTT plans
 // and the completion bridge. Each device runs two or more worker slots, each with its own stream,
 // device buffers and NTT plan, so one slot's copies overlap another's kernels. Host buffers come
-// from the page-locking allocator, so H2D and D2H run at full PCIe speed.
+// from the page-locking allocator, so H2D and D2H run at full PCIe speed. A circuit's matrices stay
+// on a device while their pce_matrices object lives (a task in flight holds it); once it is gone,
+// the next prepare_matrices or enqueue_quotient with matrices, of any circuit, frees the copy.
 #pragma once
 
 #include <coprove/prover/compute_backend.hpp>

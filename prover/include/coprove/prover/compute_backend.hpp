@@ -42,7 +42,8 @@ struct evaluation_values {
 /// the backend first evaluates them as A w, B w, C w (pce_matrices::evaluate's values, zero padded
 /// to the domain) from `witness` (matrices->num_inputs + num_aux elements, in a host buffer valid
 /// until the signal). A GPU backend copies only w (a third or less of a, b, c) and keeps each
-/// circuit's matrices on the device after their first use.
+/// circuit's matrices on the device after their first use, for as long as that pce_matrices
+/// object lives (a task in flight holds it).
 struct quotient_task {
   std::span<const fr> a, b, c;
   std::span<fr> h;
@@ -88,6 +89,18 @@ class compute_backend {
   /// the computation.
   virtual void enqueue_quotient(std::size_t device, std::size_t slot, const quotient_task& task,
                                 gpu_stage_timings* timings, runtime::completion_signal done) = 0;
+
+  /// Makes these matrices resident for `device` (the CUDA backend uploads them, blocking, if this
+  /// device does not hold them yet): call it from a CPU thread before enqueue_quotient, so the
+  /// copy does not block the caller of enqueue_quotient. Safe from any thread. Default: nothing.
+  /// Throws as enqueue_quotient would on a device error (out of memory: std::runtime_error naming
+  /// the device, the circuit and the bytes).
+  virtual void prepare_matrices(std::size_t device, const std::shared_ptr<const pce_matrices>& matrices);
+  /// True when enqueue_quotient with these matrices on `device` would not upload them first.
+  /// Default: true.
+  virtual bool matrices_resident(std::size_t device, const pce_matrices& matrices) const;
+  /// Bytes of matrices held for tasks across all devices (device memory for CUDA; 0 by default).
+  virtual std::size_t resident_matrices_bytes() const noexcept;
 
   /// Completions the thread running the engine's io_context may finish itself within its spin
   /// windows (pass it to runtime::run_spinning): the CUDA backend's completion bridges, so a GPU

@@ -53,10 +53,14 @@ struct prove_request {
   std::uint64_t seed = 1;
 };
 
-/// Fills a, b and c (each the request's domain size) for one partition of a request and returns
-/// what synthesis would have returned for it; called on a synthesis thread.
-using synthesizer_fn = std::function<synthesis_output(const prove_request& request, std::size_t partition,
-                                                      std::span<fr> a, std::span<fr> b, std::span<fr> c)>;
+/// Synthesizes one partition of a request in place of its circuit; called on a synthesis thread.
+/// a is always the request's domain size; b and c are too, or both empty when the engine leased
+/// only a (engine_config::synthesizer_sends_assignment). It returns, as pce_cache::synthesize_deferred
+/// does, one of: a, b and c filled (matrices null); only the assignment written at the start of a,
+/// with the matrices that make a, b and c of it (the backend evaluates them; needs
+/// engine_config::backend_spmv); or, given empty b and c, needs_abc, having written nothing.
+using synthesizer_fn = std::function<deferred_synthesis(const prove_request& request, std::size_t partition,
+                                                        std::span<fr> a, std::span<fr> b, std::span<fr> c)>;
 
 struct engine_config {
   dispatch_policy policy = dispatch_policy::semaphore;
@@ -94,6 +98,11 @@ struct engine_config {
   /// replay partitions synthesized before the run, which takes synthesis off the critical path.
   synthesizer_fn synthesizer;
   std::string synthesizer_name = "configured synthesizer";
+  /// The configured synthesizer sends only the assignment when it can: every partition whose
+  /// assignment fits a vector leases a and h alone (lean inputs, planned as for PCE hits), and b
+  /// and c late when the synthesizer answers needs_abc. Needs synthesizer and backend_spmv; the
+  /// engine refuses the configuration otherwise.
+  bool synthesizer_sends_assignment = false;
 };
 
 /// Nanoseconds per stage of one partition. queue_wait: submission to admission; gpu_queue:
