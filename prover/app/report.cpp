@@ -100,7 +100,8 @@ std::string format_report(const json::object& r, const std::string& memory_plan_
   out << "  dispatch       " << text(r, "dispatch.policy") << ", depth " << text(r, "dispatch.depth")
       << " per device; max in flight " << text(r, "dispatch.max_in_flight") << ", max concurrent synthesis "
       << text(r, "dispatch.max_concurrent_synthesis") << ", max GPU queue " << text(r, "dispatch.max_gpu_queue")
-      << "\n";
+      << "; worker slots idle behind the depth " << text(r, "dispatch.starved_slots.depth") << ", behind synthesis "
+      << text(r, "dispatch.starved_slots.synthesis") << "\n";
   out << "  pinned pool    " << text(r, "pinned_pool.allocator") << ": " << text(r, "pinned_pool.allocations")
       << " allocations, " << text(r, "pinned_pool.reuses") << " reuses of " << text(r, "pinned_pool.checkouts")
       << " checkouts (" << fixed(100.0 * number(r, "pinned_pool.reuse_fraction"), 1) << " %), "

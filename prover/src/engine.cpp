@@ -201,6 +201,8 @@ struct engine_metrics {
   runtime::counter* pce_slow;
   runtime::counter* configured_syntheses;
   runtime::counter* late_abc;
+  runtime::counter* starved_depth;
+  runtime::counter* starved_synthesis;
   runtime::counter* h2d_bytes;
   runtime::counter* h2d_ns;
   runtime::gauge* partitions_per_second;
@@ -227,6 +229,11 @@ struct engine_metrics {
         &r.get_counter(p + "pce_syntheses_total", "Syntheses by path", {{"path", "configured"}});
     late_abc = &r.get_counter(p + "late_abc_leases_total",
                               "Partitions leased lean (assignment and h) whose synthesis then needed b and c");
+    const char* starved_help =
+        "Worker slots gone idle while partitions waited for admission behind a full dispatch depth, by what held "
+        "them back: the depth (synthesis threads to spare) or synthesis (every thread busy)";
+    starved_depth = &r.get_counter(p + "starved_slots_total", starved_help, {{"cause", "depth"}});
+    starved_synthesis = &r.get_counter(p + "starved_slots_total", starved_help, {{"cause", "synthesis"}});
     h2d_bytes = &r.get_counter(p + "h2d_bytes_total", "Bytes copied host to device");
     h2d_ns = &r.get_counter(p + "h2d_nanoseconds_total", "Time spent copying host to device");
     partitions_per_second = &r.get_gauge(p + "partitions_per_second", "Verified partitions per second since the report window began");
@@ -252,6 +259,7 @@ struct report_state {
   std::uint64_t verified = 0, failed = 0, cancelled = 0;
   std::uint64_t jobs_done = 0, jobs_failed = 0, jobs_cancelled = 0;
   std::uint64_t pce_hits = 0, pce_slow = 0, configured_syntheses = 0, backend_spmv = 0, late_abc = 0;
+  std::uint64_t starved_depth = 0, starved_synthesis = 0;
   std::uint64_t pinned_partitions = 0;
   std::uint64_t h2d_bytes = 0, h2d_ns = 0;
   std::size_t max_gpu_queue = 0;
@@ -313,6 +321,7 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   }
   void start_acquire_worker(partition_key key, worker_handler handler);
   void release_worker(worker_ref w);
+  void note_idle_slot(worker_ref w);
   std::optional<worker_ref> take_free_worker();
   void device_busy(std::size_t device, bool starting);
 
@@ -332,7 +341,7 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   boost::asio::any_io_executor executor_;  // strand_ as an any_io_executor, for handlers bound to it
   engine_config config_;
   std::unique_ptr<compute_backend> backend_;
-  std::size_t devices_ = 0, slots_ = 0, depth_ = 0, total_depth_ = 0;
+  std::size_t devices_ = 0, slots_ = 0, depth_ = 0, total_depth_ = 0, synthesis_threads_ = 0;
   memory_plan plan_;
   std::unique_ptr<pinned::pool> pool_;
   std::unique_ptr<pce_cache> pce_;
@@ -445,6 +454,7 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   }
   const std::size_t threads =
       config_.synthesis_threads != 0 ? config_.synthesis_threads : std::max(1u, std::thread::hardware_concurrency());
+  synthesis_threads_ = threads;
 
   // The plan: every partition in flight holds a/b/c and h pinned and one synthesis working set.
   const auto plan_circuit = make_circuit(config_.plan_circuit, config_.max_log_constraints, 1, 0);
@@ -1389,9 +1399,41 @@ void engine_core::start_acquire_worker(partition_key key, worker_handler handler
   worker_waiters_.emplace(key, std::move(handler));
 }
 
+// A worker slot found nothing synthesized to take up. When partitions wait for admission and
+// every dispatch slot is taken, the device waits on synthesis: with fewer partitions before the
+// device than synthesis threads, the depth holds it back (a configuration to change; said once at
+// warning), and otherwise the CPU does. Both are counted; the other policies admit without a depth
+// and are not.
+void engine_core::note_idle_slot(worker_ref w) {
+  if (config_.policy != dispatch_policy::semaphore || queue_.empty() || gpu_slots_->available() != 0) return;
+  bool depth_bound = false;
+  {
+    std::lock_guard lock(mutex_);
+    // In flight and not yet on a device: admitted, being leased buffers, or being synthesized.
+    const std::size_t before_device = in_flight_.current() - std::min(in_flight_.current(), gpu_queued_.current());
+    depth_bound = before_device < synthesis_threads_;
+    (depth_bound ? report_.starved_depth : report_.starved_synthesis) += 1;
+  }
+  (depth_bound ? metrics_.starved_depth : metrics_.starved_synthesis)->inc();
+  if (depth_bound)
+    runtime::warn_once(
+        "engine.starved_by_depth", "engine",
+        "device " + std::to_string(w.device) + " worker slot " + std::to_string(w.slot) +
+            " went idle while partitions waited for admission: none of the " + std::to_string(total_depth_) +
+            " partitions in flight was ready for it, and fewer were being synthesized than there are synthesis "
+            "threads. The depth (" +
+            std::to_string(depth_) +
+            " a device, engine.depth_per_device) is too small to keep the devices fed: raise it (the memory plan "
+            "charges each partition in flight its pinned vectors and a synthesis working set); counted in "
+            "coprove_engine_starved_slots_total{cause=\"depth\"}");
+}
+
 void engine_core::release_worker(worker_ref w) {
   worker_busy_[w.device][w.slot] = false;
-  if (worker_waiters_.empty()) return;
+  if (worker_waiters_.empty()) {
+    note_idle_slot(w);
+    return;
+  }
   auto it = worker_waiters_.begin();  // the oldest job's lowest partition
   auto handler = std::move(it->second);
   worker_waiters_.erase(it);
@@ -1530,7 +1572,9 @@ boost::json::object engine_core::report_json() const {
                                        {"devices", devices_},
                                        {"max_in_flight", in_flight_.maximum()},
                                        {"max_concurrent_synthesis", synthesizing_.maximum()},
-                                       {"max_gpu_queue", report_.max_gpu_queue}}},
+                                       {"max_gpu_queue", report_.max_gpu_queue},
+                                       {"starved_slots", boost::json::object{{"depth", report_.starved_depth},
+                                                                             {"synthesis", report_.starved_synthesis}}}}},
       {"pinned_pool", boost::json::object{{"allocator", ps.allocator},
                                           {"allocations", ps.allocations},
                                           {"reuses", ps.reuses},
@@ -1566,7 +1610,7 @@ void engine_core::reset_report() {
   report_.verified = report_.failed = report_.cancelled = 0;
   report_.jobs_done = report_.jobs_failed = report_.jobs_cancelled = 0;
   report_.pce_hits = report_.pce_slow = report_.configured_syntheses = report_.backend_spmv = report_.late_abc =
-      report_.pinned_partitions = 0;
+      report_.pinned_partitions = report_.starved_depth = report_.starved_synthesis = 0;
   report_.h2d_bytes = report_.h2d_ns = 0;
   report_.max_gpu_queue = gpu_queued_.current();
   for (std::size_t d = 0; d < devices_; ++d) {

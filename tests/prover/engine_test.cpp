@@ -752,6 +752,37 @@ TEST_CASE("a failed matrices upload fails its job and gives everything back", "[
   require_at_baseline(e);
 }
 
+TEST_CASE("worker slots left idle behind a full depth are counted by cause", "[prover][engine][cpu]") {
+  running_io rt;
+  // Every synthesis takes 20 ms, far longer than a 2^10 quotient. Returns the slots idle behind the
+  // depth and behind synthesis.
+  auto run = [&](dispatch_policy policy, std::size_t depth, std::size_t threads, std::size_t partitions) {
+    auto cfg = small_config();
+    cfg.synthesis_hook = [](std::uint64_t, std::size_t) { std::this_thread::sleep_for(20ms); };
+    cfg.policy = policy;
+    cfg.depth_per_device = depth;
+    cfg.synthesis_threads = threads;
+    engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
+    auto [ec, r] = prove(e, small_request(partitions));
+    REQUIRE_FALSE(ec);
+    require_all_verified(r, partitions);
+    require_at_baseline(e);
+    const auto starved = e.report_json().at("dispatch").at("starved_slots");
+    return std::pair{starved.at("depth").to_number<std::uint64_t>(), starved.at("synthesis").to_number<std::uint64_t>()};
+  };
+  // The depth: synthesis threads to spare.
+  const auto [depth_bound, cpu_idle] = run(dispatch_policy::semaphore, 2, 4, 8);
+  CHECK(depth_bound >= 1);
+  CHECK(cpu_idle == 0);
+  // Synthesis: every thread busy.
+  const auto [not_depth, cpu_bound] = run(dispatch_policy::semaphore, 8, 1, 16);
+  CHECK(cpu_bound >= 1);
+  CHECK(not_depth == 0);
+  // Not counted for the policies without a depth.
+  const auto [unbounded_depth, unbounded_cpu] = run(dispatch_policy::unbounded, 2, 4, 8);
+  CHECK(unbounded_depth + unbounded_cpu == 0);
+}
+
 TEST_CASE("bad requests are rejected naming the field and change nothing", "[prover][engine][cpu]") {
   running_io rt;
   engine e(rt.io.get_executor(), small_config(), make_host_backend(1, 2));
