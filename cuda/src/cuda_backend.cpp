@@ -427,15 +427,17 @@ class cuda_backend final : public prover::compute_backend {
   // The matrices on `device`, uploaded (blocking, on this thread) unless the device holds them or
   // another thread is uploading them, which this one then waits for. The mutex is not held during
   // the copy: a thread whose matrices are resident never waits for another circuit's upload. The
-  // copies of matrices nobody uses any more are freed first, after the mutex is released (cudaFree
-  // may wait for the device).
+  // copies of matrices nobody uses any more are freed, after the mutex is released, before an
+  // upload (their room may be needed) and on every call from prepare_matrices; never when
+  // enqueue_quotient finds its matrices resident, since cudaFree waits for the device and the
+  // enqueuing thread is the engine's io thread.
   const device_pce& device_matrices(std::size_t device, const std::shared_ptr<const prover::pce_matrices>& m,
                                     bool enqueuing) {
     std::vector<std::unique_ptr<device_pce>> unused;  // declared first: freed after the lock goes
     std::unique_lock lock(pces_mutex_);
     const std::pair key{device, m.get()};
     for (;;) {
-      take_unused(unused);
+      if (!enqueuing) take_unused(unused);
       const auto it = pces_.find(key);
       if (it == pces_.end()) break;
       if (!it->second.on_device) {
@@ -444,9 +446,10 @@ class cuda_backend final : public prover::compute_backend {
         continue;
       }
       if (it->second.host.lock().get() == m.get()) return *it->second.on_device;
-      take(it, unused);  // a dead object's copy, gone since the sweep above
+      take(it, unused);  // a dead object's copy at this address
       break;
     }
+    take_unused(unused);
     cached_pce& entry = pces_[key];  // stays put in the map while unlocked; only this thread erases it
     entry.host = m;
     lock.unlock();

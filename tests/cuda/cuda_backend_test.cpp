@@ -78,7 +78,7 @@ TEST_CASE("prepared matrices are resident before the first task, which computes 
   check_holds_only(*gpu, *m);
 }
 
-TEST_CASE("matrices nobody holds leave the device at the next use of the cache, with their memory",
+TEST_CASE("matrices nobody holds leave the device at the next prepare or upload, with their memory",
           "[cuda][backend][gpu]") {
   auto gpu = gpu_backend();
   const auto kept = test::record(*make_circuit("mimc", 12, 9, 0));
@@ -100,7 +100,7 @@ TEST_CASE("matrices nobody holds leave the device at the next use of the cache, 
   CHECK(device_free_bytes() + dropped_bytes <= baseline + tolerance);
 
   dropped.reset();
-  CHECK(gpu->resident_matrices_bytes() == kept_bytes + dropped_bytes);  // until the cache is next consulted
+  CHECK(gpu->resident_matrices_bytes() == kept_bytes + dropped_bytes);  // until the next prepare or upload
   gpu->prepare_matrices(0, kept);
   check_holds_only(*gpu, *kept);
   CHECK(device_free_bytes() + tolerance >= baseline);

@@ -3,7 +3,8 @@
 // device buffers and NTT plan, so one slot's copies overlap another's kernels. Host buffers come
 // from the page-locking allocator, so H2D and D2H run at full PCIe speed. A circuit's matrices stay
 // on a device while their pce_matrices object lives (a task in flight holds it); once it is gone,
-// the next prepare_matrices or enqueue_quotient with matrices, of any circuit, frees the copy.
+// the next prepare_matrices (of any circuit), or the next upload enqueue_quotient does itself,
+// frees the copy.
 #pragma once
 
 #include <coprove/prover/compute_backend.hpp>
