@@ -1,16 +1,16 @@
 // The evaluation record's four values at zeta, CPU against GPU, side by side: a(zeta), b(zeta),
 // c(zeta) by barycentric evaluation over the domain and h(zeta) by Horner. The CPU column is
-// prover::make_evaluation_record on every core (what the engine ran per partition before the
+// field::make_evaluation_record on every core (what the engine ran per partition before the
 // backends evaluated); the GPU column is evaluate_lagrange_async + evaluate_coefficients_async on
 // device-resident data, timed with CUDA events (one warm-up, then the median of the repetitions).
 // Both results are compared; a mismatch fails the run. Prints a table; --json PATH writes
 // [{"log_n","cpu_ms","gpu_ms","speedup","equal"}] (-1 for a column not measured: no GPU, or --no-cpu).
 #include "bench_support.hpp"
 
-#include <coprove/prover/domain.hpp>
-#include <coprove/prover/evaluation.hpp>
-#include <coprove/prover/fr.hpp>
-#include <coprove/prover/parallel.hpp>
+#include <coprove/field/domain.hpp>
+#include <coprove/field/evaluation.hpp>
+#include <coprove/field/fr.hpp>
+#include <coprove/field/parallel.hpp>
 
 #if defined(COPROVE_HAVE_CUDA)
 #include <coprove/cuda/device.hpp>
@@ -35,7 +35,7 @@
 
 namespace {
 
-using coprove::prover::fr;
+using coprove::field::fr;
 
 struct result {
   unsigned log_n = 0;
@@ -48,7 +48,7 @@ using coprove::bench::random_elements;
 
 #if defined(COPROVE_HAVE_CUDA)
 /// Median device time of the four values at zeta, and the values of the last repetition.
-double gpu_evaluation_ms(const std::array<std::vector<fr>, 4>& polys, const coprove::prover::evaluation_domain& domain,
+double gpu_evaluation_ms(const std::array<std::vector<fr>, 4>& polys, const coprove::field::evaluation_domain& domain,
                          const fr& zeta, unsigned reps, std::array<fr, 4>& values) {
   namespace cuda = coprove::cuda;
   const std::size_t n = domain.size();
@@ -152,18 +152,18 @@ int main(int argc, char** argv) try {
   std::mt19937_64 gen(3);
   bool all_equal = true;
   for (unsigned log_n = min_log; log_n <= max_log; log_n += 2) {
-    const coprove::prover::evaluation_domain domain(std::size_t{1} << log_n);
+    const coprove::field::evaluation_domain domain(std::size_t{1} << log_n);
     std::array<std::vector<fr>, 4> polys;
     for (std::size_t k = 0; k < 4; ++k) polys[k] = random_elements(domain.size(), 4 * log_n + k);
     const fr zeta = fr::random(gen);
     result r;
     r.log_n = log_n;
-    coprove::prover::evaluation_record record{};
+    coprove::field::evaluation_record record{};
     if (cpu) {
       std::vector<double> times;
       for (unsigned rep = 0; rep < std::min(reps, 3u); ++rep) {
         const auto t0 = std::chrono::steady_clock::now();
-        record = coprove::prover::make_evaluation_record(polys[0], polys[1], polys[2], polys[3], domain, zeta);
+        record = coprove::field::make_evaluation_record(polys[0], polys[1], polys[2], polys[3], domain, zeta);
         times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       }
       r.cpu_ms = median(times);
@@ -179,7 +179,7 @@ int main(int argc, char** argv) try {
     results.push_back(r);
   }
   std::printf("evaluation at zeta (a, b, c barycentric + h Horner), %zu CPU threads\n",
-              coprove::prover::parallelism());
+              coprove::field::parallelism());
   print(results);
   if (!json_path.empty()) write_json(results, json_path);
   return all_equal ? 0 : 1;

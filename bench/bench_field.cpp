@@ -12,12 +12,12 @@
 //
 // mul_per_s counts the multiplications the algorithm is charged with: one per butterfly
 // (n/2 log2 n per transform) for the NTTs; for the quotient 7 transforms plus 2n pointwise.
-#include <coprove/prover/domain.hpp>
-#include <coprove/prover/fr.hpp>
-#include <coprove/prover/mimc.hpp>
-#include <coprove/prover/ntt.hpp>
-#include <coprove/prover/parallel.hpp>
-#include <coprove/prover/quotient.hpp>
+#include <coprove/field/domain.hpp>
+#include <coprove/field/fr.hpp>
+#include <coprove/r1cs/mimc.hpp>
+#include <coprove/field/ntt.hpp>
+#include <coprove/field/parallel.hpp>
+#include <coprove/field/quotient.hpp>
 
 #include <boost/json.hpp>
 
@@ -36,7 +36,8 @@
 
 namespace {
 
-using namespace coprove::prover;
+using namespace coprove::field;
+using namespace coprove::r1cs;
 using clock_type = std::chrono::steady_clock;
 
 struct result {

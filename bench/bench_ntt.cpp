@@ -18,11 +18,11 @@
 // credits the saved transform.
 #include "bench_support.hpp"
 
-#include <coprove/prover/domain.hpp>
-#include <coprove/prover/fr.hpp>
-#include <coprove/prover/ntt.hpp>
-#include <coprove/prover/parallel.hpp>
-#include <coprove/prover/quotient.hpp>
+#include <coprove/field/domain.hpp>
+#include <coprove/field/fr.hpp>
+#include <coprove/field/ntt.hpp>
+#include <coprove/field/parallel.hpp>
+#include <coprove/field/quotient.hpp>
 
 #if defined(COPROVE_HAVE_CUDA)
 #include <coprove/cuda/detail/ntt_launch.hpp>
@@ -47,7 +47,7 @@
 
 namespace {
 
-using coprove::prover::fr;
+using coprove::field::fr;
 
 struct result {
   std::string impl, op;
@@ -73,9 +73,9 @@ result make_result(std::string impl, std::string op, unsigned log_n, double ms) 
 }
 
 void run_cpu(unsigned min_log, unsigned max_log, std::vector<result>& results) {
-  std::cout << "CPU: " << coprove::prover::parallelism() << " threads\n";
+  std::cout << "CPU: " << coprove::field::parallelism() << " threads\n";
   for (unsigned log_n = min_log; log_n <= max_log; ++log_n) {
-    const coprove::prover::evaluation_domain domain(std::size_t{1} << log_n);
+    const coprove::field::evaluation_domain domain(std::size_t{1} << log_n);
     const auto a = random_elements(domain.size(), 1 + log_n);
     const auto b = random_elements(domain.size(), 101 + log_n);
     const auto c = random_elements(domain.size(), 201 + log_n);
@@ -91,10 +91,10 @@ void run_cpu(unsigned min_log, unsigned max_log, std::vector<result>& results) {
       }
       results.push_back(make_result("cpu", op, log_n, median(ms)));
     };
-    time_op("forward", [&] { coprove::prover::ntt(work, domain); });
-    time_op("inverse", [&] { coprove::prover::intt(work, domain); });
-    time_op("coset_forward", [&] { coprove::prover::coset_ntt(work, domain); });
-    time_op("quotient", [&] { coprove::prover::compute_quotient(a, b, c, h, domain); });
+    time_op("forward", [&] { coprove::field::ntt(work, domain); });
+    time_op("inverse", [&] { coprove::field::intt(work, domain); });
+    time_op("coset_forward", [&] { coprove::field::coset_ntt(work, domain); });
+    time_op("quotient", [&] { coprove::field::compute_quotient(a, b, c, h, domain); });
   }
 }
 

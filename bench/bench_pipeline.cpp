@@ -10,9 +10,9 @@
 // partition's assignment and copies that into its pinned `a` (the device evaluates the matrices, as
 // for a PCE hit, and partitions lease two vectors): the pipeline as it runs with a PCE, less the
 // witness computation.
-#include <coprove/prover/engine.hpp>
-#include <coprove/prover/host_backend.hpp>
-#include <coprove/prover/synthesis_replay.hpp>
+#include <coprove/engine/engine.hpp>
+#include <coprove/engine/host_backend.hpp>
+#include <support/synthesis_replay.hpp>
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/spin_runner.hpp>
 #include <coprove/runtime/trace.hpp>
@@ -40,8 +40,13 @@
 
 namespace {
 
-using namespace coprove;
-using namespace coprove::prover;
+namespace cuda = coprove::cuda;
+namespace runtime = coprove::runtime;
+using namespace coprove::field;
+using namespace coprove::r1cs;
+using namespace coprove::engine;
+using coprove::test::replay_content;
+using coprove::test::synthesis_replay;
 
 struct options {
   bool h200 = false;
@@ -152,7 +157,12 @@ options parse(int argc, char** argv) {
       o.policies.clear();
       std::stringstream list(value());
       std::string name;
-      while (std::getline(list, name, ',')) o.policies.push_back(parse_dispatch_policy(name));
+      while (std::getline(list, name, ',')) {
+        const auto policy = parse_dispatch_policy(name);
+        if (!policy)
+          throw std::invalid_argument("--policies: unknown policy '" + name + "' (expected semaphore, poll or unbounded)");
+        o.policies.push_back(*policy);
+      }
     } else {
       throw std::invalid_argument("unknown flag '" + a + "' (--help lists them)");
     }

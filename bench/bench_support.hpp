@@ -2,8 +2,8 @@
 // field elements filled on all cores.
 #pragma once
 
-#include <coprove/prover/fr.hpp>
-#include <coprove/prover/parallel.hpp>
+#include <coprove/field/fr.hpp>
+#include <coprove/field/parallel.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -21,14 +21,14 @@ inline double median(std::vector<double> v) {
 }
 
 /// n uniform field elements, the same for the same seed whatever the thread count.
-inline std::vector<prover::fr> random_elements(std::size_t n, std::uint64_t seed) {
-  std::vector<prover::fr> out(n);
+inline std::vector<field::fr> random_elements(std::size_t n, std::uint64_t seed) {
+  std::vector<field::fr> out(n);
   constexpr std::size_t chunk = 1 << 14;
-  prover::parallel_for(0, (n + chunk - 1) / chunk, [&](std::size_t lo, std::size_t hi) {
+  field::parallel_for(0, (n + chunk - 1) / chunk, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t c = lo; c < hi; ++c) {
       std::mt19937_64 gen(seed * 1000003 + c);
       const std::size_t end = std::min(n, (c + 1) * chunk);
-      for (std::size_t i = c * chunk; i < end; ++i) out[i] = prover::fr::random(gen);
+      for (std::size_t i = c * chunk; i < end; ++i) out[i] = field::fr::random(gen);
     }
   });
   return out;

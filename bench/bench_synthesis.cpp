@@ -4,10 +4,10 @@
 // PCE path's two parts (witness, SpMV), in wall time and in process CPU time (all threads).
 // --fr-path picks the Fr multiplication path (default: the fastest the CPU supports). Prints a table;
 // --json PATH writes [{"circuit","log_n","path","ns_per_constraint","cpu_ns_per_constraint"}].
-#include <coprove/prover/circuits.hpp>
-#include <coprove/prover/parallel.hpp>
-#include <coprove/prover/pce.hpp>
-#include <coprove/prover/synthesis.hpp>
+#include <coprove/r1cs/circuits.hpp>
+#include <coprove/field/parallel.hpp>
+#include <coprove/r1cs/pce.hpp>
+#include <coprove/r1cs/synthesis.hpp>
 
 #include <boost/json.hpp>
 
@@ -23,7 +23,8 @@
 #include <string>
 #include <vector>
 
-using namespace coprove::prover;
+using namespace coprove::field;
+using namespace coprove::r1cs;
 
 namespace {
 

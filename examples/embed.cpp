@@ -3,9 +3,9 @@
 // run by the tests, so that this example keeps compiling and working.
 //
 //   usage: example_embed [LOG_CONSTRAINTS]   (default 12: 4096 constraints a partition)
-#include <coprove/prover/compute_backend.hpp>
-#include <coprove/prover/engine.hpp>
-#include <coprove/prover/evaluation.hpp>
+#include <coprove/engine/compute_backend.hpp>
+#include <coprove/engine/engine.hpp>
+#include <coprove/field/evaluation.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -20,8 +20,8 @@ namespace asio = boost::asio;
 using namespace coprove;
 
 // One job of 4 partitions: submit, await, verify. Runs on the io_context's thread.
-asio::awaitable<bool> prove_one(prover::engine& engine, unsigned log_constraints) {
-  prover::prove_request request;
+asio::awaitable<bool> prove_one(engine::engine& engine, unsigned log_constraints) {
+  engine::prove_request request;
   request.circuit = "mimc";
   request.log_constraints = log_constraints;
   request.partitions = 4;
@@ -37,7 +37,7 @@ asio::awaitable<bool> prove_one(prover::engine& engine, unsigned log_constraints
   bool all_verified = true;
   const std::size_t n = std::size_t{1} << log_constraints;
   for (const auto& partition : result.partitions) {
-    const bool ok = prover::verify(partition.record, n);
+    const bool ok = field::verify(partition.record, n);
     all_verified = all_verified && ok;
     std::cout << "partition " << partition.index << ": " << (ok ? "verified" : "FAILED") << " on device "
               << partition.device << ", " << partition.timings.total_ns / 1000 << " us\n";
@@ -54,10 +54,10 @@ int main(int argc, char** argv) {
   const unsigned log_constraints = argc > 1 ? static_cast<unsigned>(std::atoi(argv[1])) : 12;
 
   asio::io_context io;  // the service's event loop: the engine's control executor
-  prover::engine_config config;
+  engine::engine_config config;
   config.max_log_constraints = log_constraints;  // the memory plan is sized for this
   // The CPU backend here; a GPU service passes coprove::cuda::make_cuda_backend() instead.
-  prover::engine engine(io.get_executor(), config, prover::make_host_backend(/*devices=*/1, /*slots=*/2));
+  engine::engine engine(io.get_executor(), config, engine::make_host_backend(/*devices=*/1, /*slots=*/2));
 
   int exit_code = 1;
   asio::co_spawn(io, prove_one(engine, log_constraints), [&](std::exception_ptr error, bool verified) {

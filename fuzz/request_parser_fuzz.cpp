@@ -2,7 +2,7 @@
 // -fsanitize=fuzzer,address,undefined by scripts/fuzz.sh). The first byte picks what the rest is
 // fed to: a job body, or a method and request target split at the first newline. Any outcome but
 // a request within the limits or a request_error with a 4xx status is a crash.
-#include <coprove/prover/request_parser.hpp>
+#include <coprove/service/request_parser.hpp>
 
 #include <boost/json.hpp>
 
@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string_view>
 
-using namespace coprove::prover;
+using namespace coprove::service;
 
 namespace {
 

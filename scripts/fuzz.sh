@@ -2,7 +2,7 @@
 # Fuzzes the HTTP request parser of `coprove serve` with libFuzzer for a bounded time (default 30 s,
 # FUZZ_SECONDS to change it) under AddressSanitizer and UndefinedBehaviorSanitizer. Needs clang
 # with libFuzzer; where there is none it says so and exits 0 (the randomized test in
-# tests/app/request_parser_fuzz_test.cpp still runs in ctest).
+# tests/service/request_parser_fuzz_test.cpp still runs in ctest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-30}
@@ -19,7 +19,7 @@ printf '\x00{}' > "$out/corpus/empty"
 printf '\x01GET\n/v1/jobs/12/result?wait=1.5' > "$out/corpus/result"
 printf '\x01DELETE\n/v1/jobs/3' > "$out/corpus/cancel"
 "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -Iprover/include fuzz/request_parser_fuzz.cpp prover/src/request_parser.cpp \
+  -Iprover/service/include fuzz/request_parser_fuzz.cpp prover/service/src/request_parser.cpp \
   -lboost_json -o "$out/request_parser_fuzz"
 "$out/request_parser_fuzz" -max_total_time="$seconds" -max_len=4096 -timeout=5 \
   -artifact_prefix="$out/" "$out/corpus"

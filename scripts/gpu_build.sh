@@ -18,6 +18,5 @@ for t in "${targets[@]}"; do
   f=$(find "$build_dir" -maxdepth 3 -type f -name "$t" -perm -u+x | head -n1)
   [ -n "$f" ] && cp "$f" "$bin_dir"/
 done
-cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian "$bin_dir"/ 2>/dev/null || true
 cp scripts/gpu_check.sh scripts/gpu_measure.sh "$bin_dir"/
 ls -la "$bin_dir"

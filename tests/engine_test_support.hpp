@@ -2,7 +2,7 @@
 // a blocking prove, a request builder, and the check that everything the engine acquired is back.
 #pragma once
 
-#include <coprove/prover/engine.hpp>
+#include <coprove/engine/engine.hpp>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -29,8 +29,8 @@ struct running_io {
   }
 };
 
-inline prover::prove_request mimc_request(std::size_t partitions, unsigned log_constraints, std::uint64_t seed) {
-  prover::prove_request r;
+inline engine::prove_request mimc_request(std::size_t partitions, unsigned log_constraints, std::uint64_t seed) {
+  engine::prove_request r;
   r.circuit = "mimc";
   r.log_constraints = log_constraints;
   r.partitions = partitions;
@@ -39,12 +39,12 @@ inline prover::prove_request mimc_request(std::size_t partitions, unsigned log_c
 }
 
 /// use_future hands back the (std::error_code, prove_result) completion as a tuple.
-inline std::tuple<std::error_code, prover::prove_result> prove(prover::engine& e, prover::prove_request r) {
+inline std::tuple<std::error_code, engine::prove_result> prove(engine::engine& e, engine::prove_request r) {
   return e.async_prove(std::move(r), boost::asio::use_future).get();
 }
 
 /// Everything the engine acquires is back where it started.
-inline void require_at_baseline(const prover::engine& e) {
+inline void require_at_baseline(const engine::engine& e) {
   const auto s = e.status_json();
   const auto& slots = s.at("gpu_slots").as_object();
   CHECK(slots.at("available").to_number<std::size_t>() == slots.at("capacity").to_number<std::size_t>());

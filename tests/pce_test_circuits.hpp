@@ -2,9 +2,9 @@
 // and the GPU SpMV test.
 #pragma once
 
-#include <coprove/prover/circuit.hpp>
-#include <coprove/prover/constraint_system.hpp>
-#include <coprove/prover/fr.hpp>
+#include <coprove/r1cs/circuit.hpp>
+#include <coprove/r1cs/constraint_system.hpp>
+#include <coprove/field/fr.hpp>
 
 #include <cstdint>
 #include <random>
@@ -12,12 +12,12 @@
 
 namespace coprove::test {
 
-using prover::circuit;
-using prover::circuit_shape;
-using prover::constraint_system;
-using prover::fr;
-using prover::linear_combination;
-using prover::variable;
+using r1cs::circuit;
+using r1cs::circuit_shape;
+using r1cs::constraint_system;
+using field::fr;
+using r1cs::linear_combination;
+using r1cs::variable;
 
 // Rows whose first term is -1 times a variable, a general coefficient, a constant (the one
 // column with coefficients one, -1 and others), empty rows and repeated variables: every kind of

@@ -57,9 +57,9 @@ class nvtx_range {
 
 // A small page-locked host area: the evaluation's four values come back into it.
 struct pinned_values {
-  prover::fr* data = nullptr;
+  field::fr* data = nullptr;
   pinned_values() {
-    COPROVE_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void**>(&data), 4 * sizeof(prover::fr), cudaHostAllocPortable));
+    COPROVE_CUDA_TRY(cudaHostAlloc(reinterpret_cast<void**>(&data), 4 * sizeof(field::fr), cudaHostAllocPortable));
   }
   pinned_values(const pinned_values&) = delete;
   pinned_values& operator=(const pinned_values&) = delete;
@@ -76,7 +76,7 @@ struct stage_events {
 };
 
 struct device_buffer {
-  prover::fr* data = nullptr;
+  field::fr* data = nullptr;
   int device = 0;
   device_buffer() = default;
   device_buffer(const device_buffer&) = delete;
@@ -91,10 +91,10 @@ struct device_buffer {
 
 // The host arrays of a circuit's matrices in the order they live on a device: offsets, columns,
 // coefficients of A, B, C; then the coefficient table.
-std::array<std::span<const std::byte>, 10> matrices_arrays(const prover::pce_matrices& m) {
+std::array<std::span<const std::byte>, 10> matrices_arrays(const r1cs::pce_matrices& m) {
   std::array<std::span<const std::byte>, 10> parts;
   std::size_t i = 0;
-  for (const prover::csr_matrix* x : {&m.a, &m.b, &m.c})
+  for (const r1cs::csr_matrix* x : {&m.a, &m.b, &m.c})
     for (const std::vector<std::uint32_t>* part : {&x->row_offsets, &x->columns, &x->coefficients})
       parts[i++] = std::as_bytes(std::span(*part));
   parts[9] = std::as_bytes(std::span(m.coefficient_table));
@@ -111,7 +111,7 @@ struct device_pce {
   void* arrays[10] = {};  // as matrices_arrays orders them
   csr_device csr[3];
 
-  device_pce(const prover::pce_matrices& m, int dev) : circuit_id(m.circuit_id), device(dev) {
+  device_pce(const r1cs::pce_matrices& m, int dev) : circuit_id(m.circuit_id), device(dev) {
     const auto parts = matrices_arrays(m);
     for (const auto& part : parts) bytes += part.size();
     try {
@@ -154,12 +154,12 @@ struct device_pce {
 // that object, watched rather than held, so the copy can go once nobody uses the matrices and a
 // new object at the same address is never taken for the dead one.
 struct cached_pce {
-  std::weak_ptr<const prover::pce_matrices> host;
+  std::weak_ptr<const r1cs::pce_matrices> host;
   std::unique_ptr<device_pce> on_device;
 };
 
 // The cache, by (device index, host matrices).
-using device_pce_map = std::map<std::pair<std::size_t, const prover::pce_matrices*>, cached_pce>;
+using device_pce_map = std::map<std::pair<std::size_t, const r1cs::pce_matrices*>, cached_pce>;
 
 struct worker_slot {
   int device = 0;
@@ -187,7 +187,7 @@ struct worker_slot {
       witness.data = nullptr;
       witness_capacity = 0;
     }
-    COPROVE_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&witness.data), count * sizeof(prover::fr)));
+    COPROVE_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&witness.data), count * sizeof(field::fr)));
     witness_capacity = count;
   }
 
@@ -202,13 +202,13 @@ struct worker_slot {
           COPROVE_CUDA_TRY(cudaFree(buf->data));
           buf->data = nullptr;
         }
-        COPROVE_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&buf->data), n * sizeof(prover::fr)));
+        COPROVE_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&buf->data), n * sizeof(field::fr)));
       }
       capacity = n;
     }
     if (evaluation.data == nullptr) {
       COPROVE_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&evaluation.data),
-                                  4 * sizeof(prover::fr) + evaluation_scratch_bytes(log_n)));
+                                  4 * sizeof(field::fr) + evaluation_scratch_bytes(log_n)));
     }
     if (plans.find(log_n) == plans.end()) plans.emplace(log_n, std::make_unique<ntt_plan>(log_n, device));
   }
@@ -234,7 +234,7 @@ std::uint64_t elapsed_ns(const event& from, const event& to) {
   return static_cast<std::uint64_t>(static_cast<double>(to.elapsed_ms_since(from)) * 1e6);
 }
 
-class cuda_backend final : public prover::compute_backend {
+class cuda_backend final : public engine::compute_backend {
  public:
   cuda_backend(std::vector<int> devices, std::size_t slots_per_device, completion_bridge::strategy bridge)
       : devices_(std::move(devices)), slots_per_device_(slots_per_device), source_(bridges_) {
@@ -260,17 +260,18 @@ class cuda_backend final : public prover::compute_backend {
   std::size_t device_count() const noexcept override { return devices_.size(); }
   std::size_t worker_slots_per_device() const noexcept override { return slots_per_device_; }
   std::vector<std::string> device_names() const override { return names_; }
+  bool copies_to_device() const noexcept override { return true; }
   std::unique_ptr<pinned::host_allocator> make_host_allocator() const override {
     return make_cuda_host_allocator(host_allocator_kind::host_register);
   }
 
-  void enqueue_quotient(std::size_t device, std::size_t slot, const prover::quotient_task& task,
-                        prover::gpu_stage_timings* timings, runtime::completion_signal done) override {
+  void enqueue_quotient(std::size_t device, std::size_t slot, const engine::quotient_task& task,
+                        engine::gpu_stage_timings* timings, runtime::completion_signal done) override {
     check_device(device);
     if (slot >= slots_per_device_)
       throw std::invalid_argument("cuda backend: slot " + std::to_string(slot) + " out of range (" +
                                   std::to_string(slots_per_device_) + " slots per device)");
-    prover::check_quotient_task("cuda", task);
+    engine::check_quotient_task("cuda", task);
     const std::size_t n = task.domain->size();
     if (task.domain->log_size() < ntt_plan::min_log_size || task.domain->log_size() > ntt_plan::max_log_size)
       throw std::invalid_argument("cuda backend: domain size 2^" + std::to_string(task.domain->log_size()) +
@@ -289,7 +290,7 @@ class cuda_backend final : public prover::compute_backend {
       pce = &device_matrices(device, task.matrices, true);
       w.prepare_witness(task.witness.size());
     }
-    const std::size_t bytes = n * sizeof(prover::fr);
+    const std::size_t bytes = n * sizeof(field::fr);
     const cudaStream_t s = w.work.get();
     auto events = w.take_events();
     try {
@@ -314,7 +315,7 @@ class cuda_backend final : public prover::compute_backend {
          h2d_bytes = task.matrices ? task.witness.size_bytes() : 3 * bytes,
          spmv = task.matrices != nullptr](std::error_code ec) mutable {
           if (!ec && values != nullptr) {
-            *values = prover::evaluation_values{events->values.data[0], events->values.data[1],
+            *values = engine::evaluation_values{events->values.data[0], events->values.data[1],
                                                 events->values.data[2], events->values.data[3]};
           }
           if (!ec && timings != nullptr) {
@@ -346,11 +347,11 @@ class cuda_backend final : public prover::compute_backend {
   // H2D a, b, c (or H2D w and the SpMV) -> a, b, c at zeta -> the quotient kernels -> h at zeta
   // -> D2H h and the values, on the slot's stream, with timing events. The quotient overwrites all
   // three buffers, so a, b and c are evaluated before it.
-  static void enqueue_stages(worker_slot& w, const prover::quotient_task& task, const device_pce* pce,
+  static void enqueue_stages(worker_slot& w, const engine::quotient_task& task, const device_pce* pce,
                              std::size_t bytes, stage_events& events) {
     const cudaStream_t s = w.work.get();
     const unsigned log_n = task.domain->log_size();
-    prover::fr* const d_values = w.evaluation.data;
+    field::fr* const d_values = w.evaluation.data;
     void* const d_scratch = w.evaluation.data + 4;
     const field_words zeta = to_field_words(task.zeta);
     {
@@ -394,19 +395,19 @@ class cuda_backend final : public prover::compute_backend {
       nvtx_range range("coprove d2h");
       COPROVE_CUDA_TRY(cudaMemcpyAsync(task.h.data(), w.a.data, bytes, cudaMemcpyDeviceToHost, s));
       if (task.values != nullptr)
-        COPROVE_CUDA_TRY(cudaMemcpyAsync(events.values.data, d_values, 4 * sizeof(prover::fr),
+        COPROVE_CUDA_TRY(cudaMemcpyAsync(events.values.data, d_values, 4 * sizeof(field::fr),
                                          cudaMemcpyDeviceToHost, s));
       events.d2h.record(s);
     }
   }
 
-  void prepare_matrices(std::size_t device, const std::shared_ptr<const prover::pce_matrices>& matrices) override {
+  void prepare_matrices(std::size_t device, const std::shared_ptr<const r1cs::pce_matrices>& matrices) override {
     check_device(device);
     if (!matrices) throw std::invalid_argument("cuda backend: prepare_matrices without matrices");
     device_matrices(device, matrices, false);
   }
 
-  bool matrices_resident(std::size_t device, const prover::pce_matrices& matrices) const override {
+  bool matrices_resident(std::size_t device, const r1cs::pce_matrices& matrices) const override {
     check_device(device);
     std::lock_guard lock(pces_mutex_);
     const auto it = pces_.find({device, &matrices});
@@ -431,7 +432,7 @@ class cuda_backend final : public prover::compute_backend {
   // upload (their room may be needed) and on every call from prepare_matrices; never when
   // enqueue_quotient finds its matrices resident, since cudaFree waits for the device and the
   // enqueuing thread is the engine's io thread.
-  const device_pce& device_matrices(std::size_t device, const std::shared_ptr<const prover::pce_matrices>& m,
+  const device_pce& device_matrices(std::size_t device, const std::shared_ptr<const r1cs::pce_matrices>& m,
                                     bool enqueuing) {
     std::vector<std::unique_ptr<device_pce>> unused;  // declared first: freed after the lock goes
     std::unique_lock lock(pces_mutex_);
@@ -540,7 +541,7 @@ std::size_t cuda_device_count() noexcept {
 
 std::string_view default_bridge_strategy() noexcept { return to_string(completion_bridge::default_strategy); }
 
-std::unique_ptr<prover::compute_backend> make_cuda_backend(std::vector<int> devices, std::size_t slots_per_device,
+std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devices, std::size_t slots_per_device,
                                                            std::string_view bridge) {
   completion_bridge::strategy strategy = completion_bridge::default_strategy;
   if (!bridge.empty()) {

@@ -5,8 +5,8 @@
 #include <coprove/cuda/detail/ntt_launch.hpp>
 #include <coprove/cuda/detail/ntt_schedule.hpp>
 #include <coprove/cuda/error.hpp>
-#include <coprove/prover/domain.hpp>
-#include <coprove/prover/parallel.hpp>
+#include <coprove/field/domain.hpp>
+#include <coprove/field/parallel.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -19,7 +19,7 @@
 namespace coprove::cuda {
 namespace detail {
 
-using prover::fr;
+using field::fr;
 
 struct ntt_plan_state {
   unsigned log_n = 0;
@@ -58,7 +58,7 @@ struct ntt_plan_state {
 
 namespace {
 
-using prover::fr;
+using field::fr;
 using detail::ntt_constant;
 using detail::ntt_plan_state;
 
@@ -107,7 +107,7 @@ std::atomic<unsigned> boundary_table_max_log{detail::ntt_default_boundary_table_
 std::vector<fr> boundary_table(const detail::ntt_pass_shape& shape, const fr& omega, const fr& factor) {
   std::vector<fr> table(shape.boundary_entries());
   const std::uint32_t columns = 1u << shape.lo;
-  prover::parallel_for(0, std::size_t{1} << shape.bits, [&](std::size_t k_lo, std::size_t k_hi) {
+  field::parallel_for(0, std::size_t{1} << shape.bits, [&](std::size_t k_lo, std::size_t k_hi) {
     for (std::size_t k = k_lo; k < k_hi; ++k) {
       const fr step = omega.pow(std::uint64_t{k} << shape.hi);
       fr x = factor;
@@ -249,9 +249,9 @@ ntt_plan::ntt_plan(unsigned log_n, int device) : state_(std::make_unique<detail:
   st.split = (log_n + 1) / 2;
 
   const std::size_t n = std::size_t{1} << log_n;
-  const prover::evaluation_domain domain(n);
-  const fr g = prover::evaluation_domain::coset_generator();
-  const fr g_inv = prover::evaluation_domain::coset_generator_inv();
+  const field::evaluation_domain domain(n);
+  const fr g = field::evaluation_domain::coset_generator();
+  const fr g_inv = field::evaluation_domain::coset_generator_inv();
   const unsigned roots_log = st.schedule.bits[0];
   const std::size_t lo_count = std::size_t{1} << st.split;
   const std::size_t hi_count = std::size_t{1} << (log_n - st.split);
@@ -350,20 +350,20 @@ std::size_t ntt_plan::transform_scratch_bytes() const noexcept {
 }
 std::size_t ntt_plan::quotient_scratch_bytes() const noexcept { return 3 * transform_scratch_bytes(); }
 
-void ntt_forward_async(const ntt_plan& plan, prover::fr* d_data, cudaStream_t stream) {
+void ntt_forward_async(const ntt_plan& plan, field::fr* d_data, cudaStream_t stream) {
   transform_async(plan, d_data, stream, transform_kind::forward);
 }
-void ntt_inverse_async(const ntt_plan& plan, prover::fr* d_data, cudaStream_t stream) {
+void ntt_inverse_async(const ntt_plan& plan, field::fr* d_data, cudaStream_t stream) {
   transform_async(plan, d_data, stream, transform_kind::inverse);
 }
-void coset_ntt_async(const ntt_plan& plan, prover::fr* d_data, cudaStream_t stream) {
+void coset_ntt_async(const ntt_plan& plan, field::fr* d_data, cudaStream_t stream) {
   transform_async(plan, d_data, stream, transform_kind::coset_forward);
 }
-void coset_intt_async(const ntt_plan& plan, prover::fr* d_data, cudaStream_t stream) {
+void coset_intt_async(const ntt_plan& plan, field::fr* d_data, cudaStream_t stream) {
   transform_async(plan, d_data, stream, transform_kind::coset_inverse);
 }
 
-void quotient_async(const ntt_plan& plan, prover::fr* d_a, prover::fr* d_b, prover::fr* d_c,
+void quotient_async(const ntt_plan& plan, field::fr* d_a, field::fr* d_b, field::fr* d_c,
                     cudaStream_t stream) {
   check_buffer(plan, d_a, "d_a");
   check_buffer(plan, d_b, "d_b");

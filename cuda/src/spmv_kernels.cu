@@ -1,5 +1,5 @@
 // The SpMV kernel and its launcher: one thread per row of one matrix (grid y picks A, B or C). A
-// row's terms are summed in order, each as prover::pce_matrices::evaluate forms it: coefficient one
+// row's terms are summed in order, each as r1cs::pce_matrices::evaluate forms it: coefficient one
 // takes w[column], the constant column takes the coefficient, minus one negates, any other
 // coefficient multiplies. Every operation leaves a fully reduced value, so the sums equal the
 // CPU's bit for bit. Rows past the matrices' (the domain's padding) are written as zero.

@@ -1,6 +1,6 @@
 // The configuration of the coprove binary: file keys, flags over them, strict errors naming the
 // key, and the documentation staying in step with the key table.
-#include <coprove/prover/config.hpp>
+#include "config.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -9,7 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-using namespace coprove::prover;
+using namespace coprove::app;
+using namespace coprove::engine;
 
 namespace {
 

@@ -3,7 +3,7 @@
 // configuration exiting with status 2 and a message naming the field.
 #include "app_test_support.hpp"
 
-#include <coprove/prover/evaluation.hpp>
+#include <coprove/field/evaluation.hpp>
 
 using namespace coprove::test;
 namespace json = boost::json;
@@ -62,7 +62,7 @@ TEST_CASE("coprove run proves, verifies every record and writes the report keys"
     const auto& partitions = result.at("partitions").as_array();
     REQUIRE(partitions.size() == 3);
     for (const auto& p : partitions) {
-      CHECK(coprove::prover::verify(coprove::prover::record_from_json(p.at("record")), 1024));
+      CHECK(coprove::field::verify(coprove::field::record_from_json(p.at("record")), 1024));
     }
   }
 

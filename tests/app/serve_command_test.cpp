@@ -3,7 +3,7 @@
 // nothing lost; SIGTERM with a job in flight drains (or cancels) it and exits 0.
 #include "app_test_support.hpp"
 
-#include <coprove/prover/evaluation.hpp>
+#include <coprove/field/evaluation.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -69,7 +69,7 @@ class served {
 void check_result_verifies(const json::value& result, std::size_t partitions, std::size_t n) {
   const auto& parts = result.at("partitions").as_array();
   REQUIRE(parts.size() == partitions);
-  for (const auto& p : parts) CHECK(coprove::prover::verify(coprove::prover::record_from_json(p.at("record")), n));
+  for (const auto& p : parts) CHECK(coprove::field::verify(coprove::field::record_from_json(p.at("record")), n));
 }
 
 // The engine holds nothing once idle: every GPU slot, reserved byte and pinned buffer is back.

@@ -5,9 +5,9 @@
 #include <coprove/cuda/cuda_backend.hpp>
 
 #include <coprove/cuda/error.hpp>
-#include <coprove/prover/circuits.hpp>
-#include <coprove/prover/compute_backend.hpp>
-#include <coprove/prover/pce.hpp>
+#include <coprove/r1cs/circuits.hpp>
+#include <coprove/engine/compute_backend.hpp>
+#include <coprove/r1cs/pce.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -25,8 +25,11 @@
 
 namespace {
 
-using namespace coprove;
-using namespace coprove::prover;
+namespace cuda = coprove::cuda;
+namespace test = coprove::test;
+using namespace coprove::field;
+using namespace coprove::r1cs;
+using namespace coprove::engine;
 
 // What the CUDA backend keeps on a device for these matrices: the nine CSR arrays and the table.
 std::size_t device_bytes(const pce_matrices& m) {

@@ -3,8 +3,8 @@
 // give everything back, as on the host backend.
 #include <coprove/cuda/cuda_backend.hpp>
 
-#include <coprove/prover/engine.hpp>
-#include <coprove/prover/host_backend.hpp>
+#include <coprove/engine/engine.hpp>
+#include <coprove/engine/host_backend.hpp>
 #include <coprove/runtime/spin_runner.hpp>
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -24,8 +24,12 @@
 
 namespace {
 
-using namespace coprove;
-using namespace coprove::prover;
+namespace cuda = coprove::cuda;
+namespace runtime = coprove::runtime;
+namespace test = coprove::test;
+using namespace coprove::field;
+using namespace coprove::r1cs;
+using namespace coprove::engine;
 
 using test::prove;
 using test::require_at_baseline;

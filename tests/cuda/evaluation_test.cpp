@@ -5,10 +5,10 @@
 
 #include <coprove/cuda/error.hpp>
 #include <coprove/cuda/stream.hpp>
-#include <coprove/prover/domain.hpp>
-#include <coprove/prover/evaluation.hpp>
-#include <coprove/prover/fr.hpp>
-#include <coprove/prover/parallel.hpp>
+#include <coprove/field/domain.hpp>
+#include <coprove/field/evaluation.hpp>
+#include <coprove/field/fr.hpp>
+#include <coprove/field/parallel.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -24,14 +24,15 @@
 
 namespace {
 
-using namespace coprove;
-using prover::fr;
+namespace cuda = coprove::cuda;
+namespace field = coprove::field;
+using field::fr;
 
 /// n random elements, filled in parallel (deterministic for a seed).
 std::vector<fr> random_elements(std::size_t n, std::uint64_t seed) {
   std::vector<fr> out(n);
   constexpr std::size_t chunk = 1 << 14;
-  prover::parallel_for(0, (n + chunk - 1) / chunk, [&](std::size_t lo, std::size_t hi) {
+  field::parallel_for(0, (n + chunk - 1) / chunk, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t k = lo; k < hi; ++k) {
       std::mt19937_64 gen(seed * 1000003 + k);
       for (std::size_t i = k * chunk; i < std::min(n, (k + 1) * chunk); ++i) out[i] = fr::random(gen);
@@ -66,7 +67,7 @@ struct device_inputs {
 };
 
 /// a, b, c at zeta (Lagrange) and h at zeta (Horner) on the GPU, read back.
-std::array<fr, 4> evaluate_on_gpu(device_inputs& in, const prover::evaluation_domain& domain, const fr& zeta,
+std::array<fr, 4> evaluate_on_gpu(device_inputs& in, const field::evaluation_domain& domain, const fr& zeta,
                                   cudaStream_t stream) {
   const void* const polys[] = {in.a.data, in.b.data, in.c.data};
   cuda::evaluate_lagrange_async(polys, 3, domain.log_size(), cuda::to_field_words(domain.omega()),
@@ -81,8 +82,8 @@ std::array<fr, 4> evaluate_on_gpu(device_inputs& in, const prover::evaluation_do
 }
 
 std::array<fr, 4> evaluate_on_cpu(const std::vector<fr>& a, const std::vector<fr>& b, const std::vector<fr>& c,
-                                  const std::vector<fr>& h, const prover::evaluation_domain& domain, const fr& zeta) {
-  const auto r = prover::make_evaluation_record(a, b, c, h, domain, zeta);
+                                  const std::vector<fr>& h, const field::evaluation_domain& domain, const fr& zeta) {
+  const auto r = field::make_evaluation_record(a, b, c, h, domain, zeta);
   return {r.a, r.b, r.c, r.h};
 }
 
@@ -94,7 +95,7 @@ TEST_CASE("the GPU evaluation at zeta equals the CPU's bit for bit from 2^1 to 2
   std::mt19937_64 gen(5);
   for (unsigned log_n = 1; log_n <= 22; ++log_n) {
     INFO("log_n " << log_n);
-    const prover::evaluation_domain domain(std::size_t{1} << log_n);
+    const field::evaluation_domain domain(std::size_t{1} << log_n);
     const std::size_t n = domain.size();
     const auto a = random_elements(n, 4 * log_n), b = random_elements(n, 4 * log_n + 1),
                c = random_elements(n, 4 * log_n + 2), h = random_elements(n, 4 * log_n + 3);
@@ -112,7 +113,7 @@ TEST_CASE("a zeta on the domain gives the entries at its index on the GPU as on 
   std::mt19937_64 gen(9);
   for (unsigned log_n : {1u, 5u, 10u, 17u, 22u}) {
     INFO("log_n " << log_n);
-    const prover::evaluation_domain domain(std::size_t{1} << log_n);
+    const field::evaluation_domain domain(std::size_t{1} << log_n);
     const std::size_t n = domain.size();
     const auto a = random_elements(n, 7 * log_n), b = random_elements(n, 7 * log_n + 1),
                c = random_elements(n, 7 * log_n + 2), h = random_elements(n, 7 * log_n + 3);
@@ -137,7 +138,7 @@ TEST_CASE("the GPU evaluates one or two polynomials as it does three", "[cuda][e
   cuda::stream s(0);
   std::mt19937_64 gen(13);
   const unsigned log_n = 12;
-  const prover::evaluation_domain domain(std::size_t{1} << log_n);
+  const field::evaluation_domain domain(std::size_t{1} << log_n);
   const auto a = random_elements(domain.size(), 1), b = random_elements(domain.size(), 2);
   device_inputs in(a, b, a, b, log_n);
   const fr zeta = fr::random(gen);
@@ -149,8 +150,8 @@ TEST_CASE("the GPU evaluates one or two polynomials as it does three", "[cuda][e
     std::array<fr, 2> values{fr::zero(), fr::zero()};
     COPROVE_CUDA_TRY(cudaMemcpyAsync(values.data(), in.out.data, count * sizeof(fr), cudaMemcpyDeviceToHost, s.get()));
     COPROVE_CUDA_TRY(cudaStreamSynchronize(s.get()));
-    CHECK(values[0] == prover::evaluate_lagrange(a, domain, zeta));
-    if (count == 2) CHECK(values[1] == prover::evaluate_lagrange(b, domain, zeta));
+    CHECK(values[0] == field::evaluate_lagrange(a, domain, zeta));
+    if (count == 2) CHECK(values[1] == field::evaluate_lagrange(b, domain, zeta));
   }
 }
 

@@ -3,11 +3,11 @@
 // the matrices on a backend under test, checked against the host backend's from a, b and c.
 #pragma once
 
-#include <coprove/prover/circuit.hpp>
-#include <coprove/prover/compute_backend.hpp>
-#include <coprove/prover/domain.hpp>
-#include <coprove/prover/pce.hpp>
-#include <coprove/prover/synthesis.hpp>
+#include <coprove/r1cs/circuit.hpp>
+#include <coprove/engine/compute_backend.hpp>
+#include <coprove/field/domain.hpp>
+#include <coprove/r1cs/pce.hpp>
+#include <coprove/r1cs/synthesis.hpp>
 #include <coprove/runtime/completion_signal.hpp>
 
 #include <boost/asio/use_future.hpp>
@@ -22,10 +22,10 @@
 namespace coprove::test {
 
 /// The matrices recorded from a circuit family's first partition.
-inline std::shared_ptr<const prover::pce_matrices> record(const prover::circuit& first) {
-  auto m = std::make_shared<prover::pce_matrices>();
-  std::vector<prover::fr> a(first.domain_size()), b(first.domain_size()), c(first.domain_size());
-  prover::synthesize_slow(first, a, b, c, m.get());
+inline std::shared_ptr<const r1cs::pce_matrices> record(const r1cs::circuit& first) {
+  auto m = std::make_shared<r1cs::pce_matrices>();
+  std::vector<field::fr> a(first.domain_size()), b(first.domain_size()), c(first.domain_size());
+  r1cs::synthesize_slow(first, a, b, c, m.get());
   return m;
 }
 
@@ -33,28 +33,28 @@ inline std::shared_ptr<const prover::pce_matrices> record(const prover::circuit&
 /// assignment and matrices; the host backend's, from a, b and c, are computed at construction.
 class quotient_from_matrices {
  public:
-  quotient_from_matrices(const prover::pce_matrices& m, const prover::circuit& partition, prover::fr zeta)
+  quotient_from_matrices(const r1cs::pce_matrices& m, const r1cs::circuit& partition, field::fr zeta)
       : domain_(partition.domain_size()),
         zeta_(zeta),
-        witness_(prover::synthesize_witness(partition)),
-        h_(domain_.size(), prover::fr::one()),
+        witness_(r1cs::synthesize_witness(partition)),
+        h_(domain_.size(), field::fr::one()),
         expected_h_(domain_.size()) {
     const std::size_t n = domain_.size();
-    std::vector<prover::fr> a(n), b(n), c(n);
+    std::vector<field::fr> a(n), b(n), c(n);
     m.evaluate(witness_, a, b, c);
-    auto host = prover::make_host_backend(1, 1);
+    auto host = engine::make_host_backend(1, 1);
     runtime::completion_signal done;
-    host->enqueue_quotient(0, 0, prover::quotient_task{a, b, c, expected_h_, &domain_, zeta_, &expected_values_},
+    host->enqueue_quotient(0, 0, engine::quotient_task{a, b, c, expected_h_, &domain_, zeta_, &expected_values_},
                            nullptr, done);
     done.async_wait(boost::asio::use_future).get();
     REQUIRE_FALSE(done.result());
   }
 
   /// Enqueues it on (device, slot) of `backend` with the matrices `m`.
-  void enqueue(prover::compute_backend& backend, std::size_t device, std::size_t slot,
-               std::shared_ptr<const prover::pce_matrices> m) {
+  void enqueue(engine::compute_backend& backend, std::size_t device, std::size_t slot,
+               std::shared_ptr<const r1cs::pce_matrices> m) {
     backend.enqueue_quotient(device, slot,
-                             prover::quotient_task{{}, {}, {}, h_, &domain_, zeta_, &values_, witness_, std::move(m)},
+                             engine::quotient_task{{}, {}, {}, h_, &domain_, zeta_, &values_, witness_, std::move(m)},
                              &timings_, done_);
   }
 
@@ -66,15 +66,15 @@ class quotient_from_matrices {
     CHECK(values_ == expected_values_);
   }
 
-  const prover::gpu_stage_timings& timings() const noexcept { return timings_; }
-  std::size_t witness_bytes() const noexcept { return witness_.size() * sizeof(prover::fr); }
+  const engine::gpu_stage_timings& timings() const noexcept { return timings_; }
+  std::size_t witness_bytes() const noexcept { return witness_.size() * sizeof(field::fr); }
 
  private:
-  prover::evaluation_domain domain_;
-  prover::fr zeta_;
-  std::vector<prover::fr> witness_, h_, expected_h_;
-  prover::evaluation_values values_{}, expected_values_{};
-  prover::gpu_stage_timings timings_{};
+  field::evaluation_domain domain_;
+  field::fr zeta_;
+  std::vector<field::fr> witness_, h_, expected_h_;
+  engine::evaluation_values values_{}, expected_values_{};
+  engine::gpu_stage_timings timings_{};
   runtime::completion_signal done_;
 };
 

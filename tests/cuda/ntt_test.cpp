@@ -5,11 +5,11 @@
 
 #include <coprove/cuda/detail/ntt_launch.hpp>
 #include <coprove/cuda/detail/ntt_schedule.hpp>
-#include <coprove/prover/domain.hpp>
-#include <coprove/prover/fr.hpp>
-#include <coprove/prover/ntt.hpp>
-#include <coprove/prover/parallel.hpp>
-#include <coprove/prover/quotient.hpp>
+#include <coprove/field/domain.hpp>
+#include <coprove/field/fr.hpp>
+#include <coprove/field/ntt.hpp>
+#include <coprove/field/parallel.hpp>
+#include <coprove/field/quotient.hpp>
 
 #include <catch2/catch.hpp>
 #include <cuda_runtime_api.h>
@@ -26,7 +26,7 @@
 
 namespace {
 
-using coprove::prover::fr;
+using coprove::field::fr;
 namespace detail = coprove::cuda::detail;
 
 /// Fresh random elements, generated in parallel from per-chunk seeds drawn from `seed`.
@@ -36,7 +36,7 @@ std::vector<fr> random_elements(std::size_t n, std::uint64_t seed) {
   std::vector<std::uint64_t> seeds((n + chunk - 1) / chunk);
   std::mt19937_64 root(seed);
   for (auto& s : seeds) s = root();
-  coprove::prover::parallel_for(0, seeds.size(), [&](std::size_t lo, std::size_t hi) {
+  coprove::field::parallel_for(0, seeds.size(), [&](std::size_t lo, std::size_t hi) {
     for (std::size_t c = lo; c < hi; ++c) {
       std::mt19937_64 gen(seeds[c]);
       const std::size_t end = std::min(n, (c + 1) * chunk);
@@ -185,10 +185,10 @@ TEST_CASE("the NTT pass schedule covers every level once, stays within a block a
 TEST_CASE("the NTT passes modelled on the host equal the CPU transforms", "[cuda][ntt][cpu]") {
   for (unsigned log_n : {1u, 2u, 3u, 5u, 8u, 11u, 12u, 13u, 14u, 15u, 17u, 18u}) {
     CAPTURE(log_n);
-    const coprove::prover::evaluation_domain domain(std::size_t{1} << log_n);
+    const coprove::field::evaluation_domain domain(std::size_t{1} << log_n);
     const auto input = random_elements(domain.size(), fresh_seed());
     auto want = input;
-    coprove::prover::ntt(want, domain);
+    coprove::field::ntt(want, domain);
     auto got = input;
     std::size_t boundary_mismatches = 0;
     model_transform(got, domain.omega(), boundary_mismatches);
@@ -199,10 +199,10 @@ TEST_CASE("the NTT passes modelled on the host equal the CPU transforms", "[cuda
 }
 
 TEST_CASE("the three-pass NTT schedule modelled on the host equals the CPU transform", "[cuda][ntt][cpu][slow]") {
-  const coprove::prover::evaluation_domain domain(std::size_t{1} << 23);
+  const coprove::field::evaluation_domain domain(std::size_t{1} << 23);
   const auto input = random_elements(domain.size(), fresh_seed());
   auto want = input;
-  coprove::prover::ntt(want, domain);
+  coprove::field::ntt(want, domain);
   auto got = input;
   std::size_t boundary_mismatches = 0;
   model_transform(got, domain.omega(), boundary_mismatches);
@@ -266,8 +266,8 @@ std::size_t unwritten(const std::vector<fr>& v) {
   for (const fr& x : v) {
     bool below = false;
     for (int i = 3; i >= 0; --i) {
-      if (x.limbs[i] != coprove::prover::detail::fr_modulus[i]) {
-        below = x.limbs[i] < coprove::prover::detail::fr_modulus[i];
+      if (x.limbs[i] != coprove::field::detail::fr_modulus[i]) {
+        below = x.limbs[i] < coprove::field::detail::fr_modulus[i];
         break;
       }
     }
@@ -280,15 +280,15 @@ enum class op { forward, inverse, coset_forward, coset_inverse };
 
 void check_transform(unsigned log_n, op which) {
   CAPTURE(log_n, static_cast<int>(which));
-  const coprove::prover::evaluation_domain domain(std::size_t{1} << log_n);
+  const coprove::field::evaluation_domain domain(std::size_t{1} << log_n);
   const coprove::cuda::ntt_plan plan(log_n, 0);
   const auto input = random_elements(domain.size(), fresh_seed());
   auto want = input;
   switch (which) {
-    case op::forward: coprove::prover::ntt(want, domain); break;
-    case op::inverse: coprove::prover::intt(want, domain); break;
-    case op::coset_forward: coprove::prover::coset_ntt(want, domain); break;
-    case op::coset_inverse: coprove::prover::coset_intt(want, domain); break;
+    case op::forward: coprove::field::ntt(want, domain); break;
+    case op::inverse: coprove::field::intt(want, domain); break;
+    case op::coset_forward: coprove::field::coset_ntt(want, domain); break;
+    case op::coset_inverse: coprove::field::coset_intt(want, domain); break;
   }
   device_vector d(domain.size());
   d.poison_and_copy_h2d(input);
@@ -307,13 +307,13 @@ void check_transform(unsigned log_n, op which) {
 
 void check_quotient(unsigned log_n) {
   CAPTURE(log_n);
-  const coprove::prover::evaluation_domain domain(std::size_t{1} << log_n);
+  const coprove::field::evaluation_domain domain(std::size_t{1} << log_n);
   const coprove::cuda::ntt_plan plan(log_n, 0);
   const auto a = random_elements(domain.size(), fresh_seed());
   const auto b = random_elements(domain.size(), fresh_seed());
   const auto c = random_elements(domain.size(), fresh_seed());
   std::vector<fr> want(domain.size());
-  coprove::prover::compute_quotient(a, b, c, want, domain);
+  coprove::field::compute_quotient(a, b, c, want, domain);
   device_vector da(domain.size()), db(domain.size()), dc(domain.size());
   da.poison_and_copy_h2d(a);
   db.poison_and_copy_h2d(b);

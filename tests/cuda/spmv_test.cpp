@@ -8,10 +8,10 @@
 #include <coprove/cuda/spmv.hpp>
 #include <coprove/cuda/stream.hpp>
 
-#include <coprove/prover/circuits.hpp>
-#include <coprove/prover/compute_backend.hpp>
-#include <coprove/prover/pce.hpp>
-#include <coprove/prover/synthesis.hpp>
+#include <coprove/r1cs/circuits.hpp>
+#include <coprove/engine/compute_backend.hpp>
+#include <coprove/r1cs/pce.hpp>
+#include <coprove/r1cs/synthesis.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -25,8 +25,11 @@
 
 namespace {
 
-using namespace coprove;
-using namespace coprove::prover;
+namespace cuda = coprove::cuda;
+namespace test = coprove::test;
+using namespace coprove::field;
+using namespace coprove::r1cs;
+using namespace coprove::engine;
 
 // Device copies of a vector, freed on scope exit.
 struct device_array {

@@ -7,7 +7,7 @@
 // frees the copy.
 #pragma once
 
-#include <coprove/prover/compute_backend.hpp>
+#include <coprove/engine/compute_backend.hpp>
 
 #include <cstddef>
 #include <memory>
@@ -28,7 +28,7 @@ std::string_view default_bridge_strategy() noexcept;
 /// unknown device id, a repeated one, fewer than 2 slots or an unknown strategy, std::runtime_error
 /// when no GPU is visible, and cuda_error when the strategy cannot run on a device (never switching
 /// to another).
-std::unique_ptr<prover::compute_backend> make_cuda_backend(std::vector<int> devices = {},
+std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devices = {},
                                                            std::size_t slots_per_device = 3,
                                                            std::string_view bridge = {});
 

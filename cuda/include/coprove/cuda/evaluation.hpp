@@ -1,7 +1,7 @@
 // Polynomials at a point zeta on the GPU: the evaluation record's a(zeta), b(zeta), c(zeta) from
 // evaluations over the domain (barycentric) and h(zeta) from coefficients (Horner), with the same
-// values as prover::evaluate_lagrange_many and prover::evaluate_coefficients, bit for bit. Field
-// elements cross this header as their raw Montgomery words (the bytes of prover::fr), so that it
+// values as field::evaluate_lagrange_many and field::evaluate_coefficients, bit for bit. Field
+// elements cross this header as their raw Montgomery words (the bytes of field::fr), so that it
 // needs neither prover types nor nvcc.
 //
 // Both reductions are two kernels: every thread of the first folds an interleaved slice of the
@@ -21,12 +21,12 @@
 
 namespace coprove::cuda {
 
-/// A field element's Montgomery words, as prover::fr stores them (32 bytes, little-endian).
+/// A field element's Montgomery words, as field::fr stores them (32 bytes, little-endian).
 struct field_words {
   std::uint64_t limbs[4];
 };
 
-/// The words of any 32-byte field type laid out like prover::fr.
+/// The words of any 32-byte field type laid out like field::fr.
 template <class Field>
 field_words to_field_words(const Field& x) noexcept {
   static_assert(sizeof(Field) == sizeof(field_words), "a field element is 32 bytes");

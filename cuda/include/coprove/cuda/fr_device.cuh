@@ -1,5 +1,5 @@
 // BLS12-381 Fr on the GPU: 8 x 32-bit little-endian limbs in Montgomery form (R = 2^256 mod r),
-// byte for byte the layout of prover::fr. Values are always fully reduced (< r), so equal elements
+// byte for byte the layout of field::fr. Values are always fully reduced (< r), so equal elements
 // have equal bytes and GPU results compare bit for bit with the CPU's.
 //
 // The multiplication is word-by-word (CIOS-order) Montgomery with PTX carry chains, the running

@@ -1,5 +1,5 @@
 // NTTs over BLS12-381 Fr and the Groth16 quotient on the GPU, callable from ordinary C++ (this
-// header needs only the CUDA runtime API, not nvcc). Device buffers hold prover::fr bytes exactly
+// header needs only the CUDA runtime API, not nvcc). Device buffers hold field::fr bytes exactly
 // (Montgomery form, R = 2^256 mod r, little-endian limbs); every transform takes and returns
 // natural order, with the same math as the CPU twins in prover/ntt.hpp and prover/quotient.hpp, so
 // results agree bit for bit.
@@ -11,7 +11,7 @@
 // buffer the plan allocates stream-ordered from its own memory pool.
 #pragma once
 
-#include <coprove/prover/fr.hpp>
+#include <coprove/field/fr.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -68,20 +68,20 @@ class ntt_plan {
 // null pointer and coprove::cuda::cuda_error when an enqueue fails.
 
 /// Coefficients -> evaluations at omega^i, in place.
-void ntt_forward_async(const ntt_plan& plan, prover::fr* d_data, cudaStream_t stream);
+void ntt_forward_async(const ntt_plan& plan, field::fr* d_data, cudaStream_t stream);
 /// Evaluations at omega^i -> coefficients (includes 1/n), in place.
-void ntt_inverse_async(const ntt_plan& plan, prover::fr* d_data, cudaStream_t stream);
+void ntt_inverse_async(const ntt_plan& plan, field::fr* d_data, cudaStream_t stream);
 /// Coefficients -> evaluations on the coset g * omega^i (g = 7), in place.
-void coset_ntt_async(const ntt_plan& plan, prover::fr* d_data, cudaStream_t stream);
+void coset_ntt_async(const ntt_plan& plan, field::fr* d_data, cudaStream_t stream);
 /// Evaluations on the coset g * omega^i -> coefficients, in place.
-void coset_intt_async(const ntt_plan& plan, prover::fr* d_data, cudaStream_t stream);
+void coset_intt_async(const ntt_plan& plan, field::fr* d_data, cudaStream_t stream);
 
-/// The Groth16 quotient, as prover::compute_quotient (bit for bit): from the evaluations a, b, c on
+/// The Groth16 quotient, as field::compute_quotient (bit for bit): from the evaluations a, b, c on
 /// the domain, leaves in d_a the coefficients (natural order) of (A*B - C) / (X^n - 1) computed on
 /// the coset, in six transforms (C is never evaluated on the coset). d_b and d_c are overwritten
 /// (they end up holding B's coset evaluations and C's coefficients divided by g^n - 1). The three
 /// buffers must not overlap.
-void quotient_async(const ntt_plan& plan, prover::fr* d_a, prover::fr* d_b, prover::fr* d_c,
+void quotient_async(const ntt_plan& plan, field::fr* d_a, field::fr* d_b, field::fr* d_c,
                     cudaStream_t stream);
 
 }  // namespace coprove::cuda

@@ -1,6 +1,6 @@
 // A w, B w and C w on the GPU: the cached constraint matrices (a circuit's PCE, in compressed
 // sparse rows) times an assignment w, into the three evaluation vectors the quotient reads, with
-// the values of prover::pce_matrices::evaluate bit for bit. The host then writes and copies only w
+// the values of r1cs::pce_matrices::evaluate bit for bit. The host then writes and copies only w
 // (a third or less of a, b and c). Plain words and device pointers cross this header, so that it
 // needs neither prover types nor nvcc.
 #pragma once
@@ -20,7 +20,7 @@ struct csr_device {
   const std::uint32_t* coefficients = nullptr;
 };
 
-/// Coefficient indices that need no multiplication (prover::pce_coefficient_one / _minus_one).
+/// Coefficient indices that need no multiplication (r1cs::pce_coefficient_one / _minus_one).
 inline constexpr std::uint32_t spmv_coefficient_one = 0;
 inline constexpr std::uint32_t spmv_coefficient_minus_one = 1;
 

@@ -26,7 +26,7 @@ enum class ntt_post : int {
   coset_minus,  // X[k] = X[k] * lo[k & mask] * hi[k >> split] - sub[k]
 };
 
-/// An Fr constant in Montgomery form, the bytes of prover::fr.
+/// An Fr constant in Montgomery form, the bytes of field::fr.
 struct ntt_constant {
   std::uint32_t limbs[8];
 };

@@ -1,0 +1,100 @@
+// Backend selection for the coprove binary. The only place outside tests and benchmarks that
+// names a concrete backend.
+#include "backend.hpp"
+
+#include "cli.hpp"
+
+#include <coprove/engine/host_backend.hpp>
+#include <coprove/runtime/log.hpp>
+#include <coprove/runtime/metrics.hpp>
+
+#ifdef COPROVE_HAVE_CUDA
+#include <coprove/cuda/cuda_backend.hpp>
+#endif
+
+namespace coprove::app {
+using engine::engine_config;
+
+
+bool cuda_compiled_in() noexcept {
+#ifdef COPROVE_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::size_t visible_gpus() noexcept {
+#ifdef COPROVE_HAVE_CUDA
+  return cuda::cuda_device_count();
+#else
+  return 0;
+#endif
+}
+
+std::string auto_backend_name() { return visible_gpus() > 0 ? "cuda" : "host"; }
+
+namespace {
+
+std::unique_ptr<engine::compute_backend> make_cuda(const app::app_config& config) {
+#ifdef COPROVE_HAVE_CUDA
+  try {
+    return cuda::make_cuda_backend(config.devices, config.slots_per_device, config.bridge);
+  } catch (const std::exception& e) {
+    throw usage_error(std::string("cannot use the CUDA backend: ") + e.what());
+  }
+#else
+  (void)config;
+  throw usage_error("this build has no CUDA backend (configured with COPROVE_WITH_CUDA=OFF or without nvcc)");
+#endif
+}
+
+}  // namespace
+
+std::unique_ptr<engine::compute_backend> make_backend(const app::app_config& config) {
+  using app::backend_choice;
+  switch (config.backend) {
+    case backend_choice::cuda:
+      if (!cuda_compiled_in()) {
+        throw usage_error(
+            "backend \"cuda\" was requested but this build has no CUDA backend (rebuild with COPROVE_WITH_CUDA=ON)");
+      }
+      if (visible_gpus() == 0) {
+        throw usage_error("backend \"cuda\" was requested but no GPU is visible (no driver or no device); "
+                          "use --backend host to run on the CPU");
+      }
+      return make_cuda(config);
+    case backend_choice::automatic:
+      if (visible_gpus() > 0) return make_cuda(config);
+      if (!config.devices.empty()) {
+        throw usage_error("CUDA devices were listed (devices) but no GPU is visible" +
+                          std::string(cuda_compiled_in() ? "" : " (this build has no CUDA backend)"));
+      }
+      runtime::registry::global()
+          .get_counter("coprove_backend_cpu_fallback_total",
+                       "Times backend auto found no GPU and used the CPU backend")
+          .inc();
+      runtime::warn_once("backend.auto.cpu", "app",
+                         std::string("no GPU found: running on the CPU backend") +
+                             (cuda_compiled_in() ? " (no CUDA device is visible)" : " (this build has no CUDA backend)") +
+                             "; pass --backend host to choose it explicitly");
+      [[fallthrough]];
+    case backend_choice::host:
+      return engine::make_host_backend(config.host_devices, config.slots_per_device, config.host_threads);
+  }
+  throw usage_error("unknown backend");
+}
+
+std::unique_ptr<engine::engine> make_engine(boost::asio::any_io_executor control, const app::app_config& config,
+                                            const engine::engine_config& engine_config, std::string_view command) {
+  auto backend = make_backend(config);
+  try {
+    return std::make_unique<engine::engine>(std::move(control), engine_config, std::move(backend));
+  } catch (const engine::memory_plan_error&) {
+    throw;
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(std::string(command) + ": invalid configuration: " + e.what());
+  }
+}
+
+}  // namespace coprove::app

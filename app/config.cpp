@@ -1,0 +1,588 @@
+// The configuration of the coprove binary: one table binds every key to its flag, kind, default,
+// help text, setter and getter, so that the file format, the flags, the effective-config dump and
+// docs/CONFIG.md cannot drift apart.
+#include "config.hpp"
+
+#include <coprove/r1cs/circuits.hpp>
+#include <coprove/service/http_service.hpp>
+#include <coprove/runtime/log.hpp>
+
+#include <boost/json.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+namespace coprove::app {
+using r1cs::circuit_families;
+using r1cs::circuit_known;
+using r1cs::max_log_constraints;
+using r1cs::min_log_constraints;
+using r1cs::pce_policy;
+using engine::dispatch_policy;
+using engine::engine_config;
+using service::parse_listen_address;
+
+
+namespace json = boost::json;
+
+config_error::config_error(std::string key, const std::string& message)
+    : std::invalid_argument(key + ": " + message), key_(std::move(key)) {}
+
+std::string_view to_string(backend_choice choice) noexcept {
+  switch (choice) {
+    case backend_choice::automatic: return "auto";
+    case backend_choice::cuda: return "cuda";
+    case backend_choice::host: return "host";
+  }
+  return "unknown";
+}
+
+std::optional<backend_choice> parse_backend_choice(std::string_view name) noexcept {
+  for (backend_choice choice : {backend_choice::automatic, backend_choice::cuda, backend_choice::host})
+    if (name == to_string(choice)) return choice;
+  return std::nullopt;
+}
+
+namespace {
+
+std::string_view kind_name(json::kind k) {
+  switch (k) {
+    case json::kind::null: return "null";
+    case json::kind::bool_: return "a boolean";
+    case json::kind::int64:
+    case json::kind::uint64: return "an integer";
+    case json::kind::double_: return "a number";
+    case json::kind::string: return "a string";
+    case json::kind::array: return "an array";
+    case json::kind::object: return "an object";
+  }
+  return "unknown";
+}
+
+[[noreturn]] void wrong_type(std::string_view key, std::string_view expected, const json::value& v) {
+  throw config_error(std::string(key), "expected " + std::string(expected) + ", got " + std::string(kind_name(v.kind())));
+}
+
+std::string as_string(const json::value& v, std::string_view key) {
+  if (!v.is_string()) wrong_type(key, "a string", v);
+  return std::string(v.get_string());
+}
+
+std::uint64_t as_unsigned(const json::value& v, std::string_view key, std::uint64_t min, std::uint64_t max) {
+  std::uint64_t n = 0;
+  if (v.is_uint64()) {
+    n = v.get_uint64();
+  } else if (v.is_int64()) {
+    if (v.get_int64() < 0) {
+      throw config_error(std::string(key), "must not be negative, got " + std::to_string(v.get_int64()));
+    }
+    n = static_cast<std::uint64_t>(v.get_int64());
+  } else {
+    wrong_type(key, "a non-negative integer", v);
+  }
+  if (n < min || n > max) {
+    throw config_error(std::string(key), "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
+                                             std::to_string(n));
+  }
+  return n;
+}
+
+double as_number(const json::value& v, std::string_view key, double min, double max) {
+  double d = 0;
+  if (v.is_double()) {
+    d = v.get_double();
+  } else if (v.is_int64()) {
+    d = static_cast<double>(v.get_int64());
+  } else if (v.is_uint64()) {
+    d = static_cast<double>(v.get_uint64());
+  } else {
+    wrong_type(key, "a number", v);
+  }
+  if (!std::isfinite(d) || d < min || d > max) {
+    std::ostringstream msg;
+    msg << "must be in [" << min << ", " << max << "], got " << d;
+    throw config_error(std::string(key), msg.str());
+  }
+  return d;
+}
+
+bool as_bool(const json::value& v, std::string_view key) {
+  if (!v.is_bool()) wrong_type(key, "a boolean", v);
+  return v.get_bool();
+}
+
+std::size_t as_bytes(const json::value& v, std::string_view key) {
+  if (v.is_string()) {
+    try {
+      return parse_byte_size(v.get_string());
+    } catch (const std::invalid_argument& e) {
+      throw config_error(std::string(key), e.what());
+    }
+  }
+  return static_cast<std::size_t>(as_unsigned(v, key, 0, std::numeric_limits<std::uint64_t>::max()));
+}
+
+std::vector<int> as_devices(const json::value& v, std::string_view key) {
+  if (!v.is_array()) wrong_type(key, "an array of device ids", v);
+  std::vector<int> out;
+  for (const auto& item : v.get_array()) {
+    const auto id = static_cast<int>(as_unsigned(item, key, 0, 1023));
+    for (int seen : out) {
+      if (seen == id) throw config_error(std::string(key), "device " + std::to_string(id) + " is listed twice");
+    }
+    out.push_back(id);
+  }
+  return out;
+}
+
+template <class Enum>
+Enum as_enum(const json::value& v, std::string_view key, std::initializer_list<std::pair<std::string_view, Enum>> names) {
+  const std::string text = as_string(v, key);
+  std::string expected;
+  for (const auto& [name, value] : names) {
+    if (text == name) return value;
+    expected += (expected.empty() ? "" : ", ") + std::string(name);
+  }
+  throw config_error(std::string(key), "unknown value '" + text + "' (expected one of: " + expected + ")");
+}
+
+// The enums with a parser of their own (parse_X returns nullopt for an unknown name).
+template <class Parse>
+auto as_parsed(const json::value& v, std::string_view key, Parse parse, std::string_view expected) {
+  const std::string text = as_string(v, key);
+  if (auto value = parse(text)) return *value;
+  throw config_error(std::string(key), "unknown value '" + text + "' (expected one of: " + std::string(expected) + ")");
+}
+
+struct binding {
+  config_key meta;
+  std::function<void(app_config&, const json::value&)> set;
+  std::function<json::value(const app_config&)> get;
+};
+
+constexpr std::uint64_t u64_max = std::numeric_limits<std::uint64_t>::max();
+
+const std::vector<binding>& bindings() {
+  using k = config_kind;
+  static const std::vector<binding> table = {
+      {{"backend", "backend", k::string, "\"auto\"",
+        "Compute backend: auto (CUDA when compiled in and a GPU is visible, otherwise the CPU backend, "
+        "with a warning), cuda (the CUDA backend or an error, never a silent switch) or host (the CPU backend)."},
+       [](app_config& c, const json::value& v) {
+         c.backend = as_parsed(v, "backend", parse_backend_choice, "auto, cuda, host");
+       },
+       [](const app_config& c) { return json::value(to_string(c.backend)); }},
+      {{"devices", "devices", k::device_list, "[] (every visible GPU)",
+        "CUDA device ids to use, e.g. [0, 1]; on the command line a comma-separated list. Only for the CUDA backend."},
+       [](app_config& c, const json::value& v) { c.devices = as_devices(v, "devices"); },
+       [](const app_config& c) {
+         json::array a;
+         for (int d : c.devices) a.push_back(d);
+         return json::value(std::move(a));
+       }},
+      {{"host_devices", "host-devices", k::unsigned_integer, "1",
+        "Devices the CPU backend presents (each with slots_per_device worker slots)."},
+       [](app_config& c, const json::value& v) { c.host_devices = as_unsigned(v, "host_devices", 1, 64); },
+       [](const app_config& c) { return json::value(c.host_devices); }},
+      {{"slots_per_device", "slots-per-device", k::unsigned_integer, "3",
+        "Worker slots per device: each has its own stream and buffers, so one slot's copies overlap another's "
+        "compute. The CUDA backend needs at least 2; with the SpMV on the GPU, 3 ran one H200 1.36x faster "
+        "than 2 (4 no faster)."},
+       [](app_config& c, const json::value& v) { c.slots_per_device = as_unsigned(v, "slots_per_device", 1, 64); },
+       [](const app_config& c) { return json::value(c.slots_per_device); }},
+      {{"bridge", "bridge", k::string, "\"\" (stream_write)",
+        "How the CUDA backend learns that a stream's work is done: stream_write (the stream writes a "
+        "sequence number into mapped memory; the default, lowest latency), event_poller, mapped_flag or "
+        "host_func. A strategy the device cannot run is an error, never a switch to another."},
+       [](app_config& c, const json::value& v) {
+         const std::string name = as_string(v, "bridge");
+         if (!name.empty() && name != "stream_write" && name != "event_poller" && name != "mapped_flag" &&
+             name != "host_func")
+           throw config_error("bridge", "unknown completion bridge strategy '" + name +
+                                            "' (expected stream_write, event_poller, mapped_flag or host_func)");
+         c.bridge = name;
+       },
+       [](const app_config& c) { return json::value(c.bridge); }},
+      {{"host_threads", "host-threads", k::unsigned_integer, "0 (one per slot)",
+        "Worker threads of the CPU backend."},
+       [](app_config& c, const json::value& v) { c.host_threads = as_unsigned(v, "host_threads", 0, 1024); },
+       [](const app_config& c) { return json::value(c.host_threads); }},
+      {{"log.level", "log-level", k::string, "\"info\"",
+        "Minimum log severity: trace, debug, info, warning, error or fatal. The environment variable "
+        "COPROVE_LOG_LEVEL overrides it."},
+       [](app_config& c, const json::value& v) {
+         const std::string level = as_string(v, "log.level");
+         if (!runtime::parse_severity(level)) {
+           throw config_error("log.level", "unknown severity '" + level +
+                                               "' (expected one of: trace, debug, info, warning, error, fatal)");
+         }
+         c.log_level = level;
+       },
+       [](const app_config& c) { return json::value(c.log_level); }},
+      {{"log.json_file", "log-json", k::string, "\"\" (off)", "Also append every log record as a JSON line to this file."},
+       [](app_config& c, const json::value& v) { c.log_json_file = as_string(v, "log.json_file"); },
+       [](const app_config& c) { return json::value(c.log_json_file); }},
+      {{"workload.circuit", "circuit", k::string, "\"mimc\"", "Circuit `coprove run` proves: mimc or merkle."},
+       [](app_config& c, const json::value& v) {
+         const std::string name = as_string(v, "workload.circuit");
+         if (!circuit_known(name)) {
+           std::string known;
+           for (auto family : circuit_families()) known += (known.empty() ? "" : ", ") + std::string(family);
+           throw config_error("workload.circuit", "unknown circuit '" + name + "' (known: " + known + ")");
+         }
+         c.workload.circuit = name;
+       },
+       [](const app_config& c) { return json::value(c.workload.circuit); }},
+      {{"workload.log_constraints", "log-constraints", k::unsigned_integer, "16",
+        "Constraints per partition as a power of two (16 = 65536 constraints)."},
+       [](app_config& c, const json::value& v) {
+         c.workload.log_constraints = static_cast<unsigned>(as_unsigned(v, "workload.log_constraints", min_log_constraints, max_log_constraints));
+       },
+       [](const app_config& c) { return json::value(c.workload.log_constraints); }},
+      {{"workload.partitions", "partitions", k::unsigned_integer, "16", "Partitions per job."},
+       [](app_config& c, const json::value& v) { c.workload.partitions = as_unsigned(v, "workload.partitions", 1, 1u << 20); },
+       [](const app_config& c) { return json::value(c.workload.partitions); }},
+      {{"workload.jobs", "jobs", k::unsigned_integer, "2",
+        "Jobs submitted at once; job i uses seed + i."},
+       [](app_config& c, const json::value& v) { c.workload.jobs = as_unsigned(v, "workload.jobs", 1, 1024); },
+       [](const app_config& c) { return json::value(c.workload.jobs); }},
+      {{"workload.seed", "seed", k::unsigned_integer, "1", "Seed of the first job's witness."},
+       [](app_config& c, const json::value& v) { c.workload.seed = as_unsigned(v, "workload.seed", 0, u64_max); },
+       [](const app_config& c) { return json::value(c.workload.seed); }},
+      {{"engine.dispatch", "dispatch", k::string, "\"semaphore\"",
+        "Admission policy: semaphore (each GPU completion admits exactly one partition), poll (admit while "
+        "fewer than engine.poll_queue_limit are queued for the GPU, checked every engine.poll_interval_ms) or "
+        "unbounded (admit everything; only memory holds partitions back)."},
+       [](app_config& c, const json::value& v) {
+         c.engine.policy = as_parsed(v, "engine.dispatch", engine::parse_dispatch_policy, "semaphore, poll, unbounded");
+       },
+       [](const app_config& c) { return json::value(to_string(c.engine.policy)); }},
+      {{"engine.depth_per_device", "depth", k::unsigned_integer, "0 (2 x worker slots)",
+        "Partitions the semaphore policy admits per device."},
+       [](app_config& c, const json::value& v) {
+         c.engine.depth_per_device = as_unsigned(v, "engine.depth_per_device", 0, 4096);
+       },
+       [](const app_config& c) { return json::value(c.engine.depth_per_device); }},
+      {{"engine.poll_interval_ms", "poll-interval-ms", k::unsigned_integer, "5", "How often the poll policy looks."},
+       [](app_config& c, const json::value& v) {
+         c.engine.poll_interval = std::chrono::milliseconds(as_unsigned(v, "engine.poll_interval_ms", 1, 60000));
+       },
+       [](const app_config& c) { return json::value(c.engine.poll_interval.count()); }},
+      {{"engine.poll_queue_limit", "poll-queue-limit", k::unsigned_integer, "4",
+        "The poll policy admits while fewer partitions than this are queued for or running on the GPU."},
+       [](app_config& c, const json::value& v) {
+         c.engine.poll_queue_limit = as_unsigned(v, "engine.poll_queue_limit", 1, 4096);
+       },
+       [](const app_config& c) { return json::value(c.engine.poll_queue_limit); }},
+      {{"engine.pce", "pce", k::string, "\"wait\"",
+        "Constraint cache policy: wait (partitions of a circuit whose cache is being built wait for it) or "
+        "eager (they take the slow synthesis path meanwhile)."},
+       [](app_config& c, const json::value& v) {
+         c.engine.pce = as_parsed(v, "engine.pce", r1cs::parse_pce_policy, "wait, eager");
+       },
+       [](const app_config& c) { return json::value(to_string(c.engine.pce)); }},
+      {{"engine.spmv", "spmv", k::string, "\"backend\"",
+        "Where a cached-constraint (PCE) synthesis evaluates A w, B w, C w: backend (only the assignment is "
+        "written and copied; a GPU evaluates the matrices, a third or less of the host bytes) or host (the "
+        "synthesis thread writes a, b and c)."},
+       [](app_config& c, const json::value& v) {
+         c.engine.backend_spmv = as_enum<bool>(v, "engine.spmv", {{"backend", true}, {"host", false}});
+       },
+       [](const app_config& c) { return json::value(c.engine.backend_spmv ? "backend" : "host"); }},
+      {{"engine.synthesis_threads", "synthesis-threads", k::unsigned_integer, "0 (hardware threads)",
+        "CPU threads for synthesis and evaluation."},
+       [](app_config& c, const json::value& v) {
+         c.engine.synthesis_threads = as_unsigned(v, "engine.synthesis_threads", 0, 1024);
+       },
+       [](const app_config& c) { return json::value(c.engine.synthesis_threads); }},
+      {{"engine.memory_budget", "memory-budget", k::bytes, "0 (auto from free memory)",
+        "Total the memory plan splits into pinned pool, constraint cache and synthesis working set: bytes, "
+        "or a string with a unit such as \"2GiB\". The engine refuses to start when the plan does not fit."},
+       [](app_config& c, const json::value& v) { c.engine.memory_budget_bytes = as_bytes(v, "engine.memory_budget"); },
+       [](const app_config& c) { return json::value(c.engine.memory_budget_bytes); }},
+      {{"engine.max_log_constraints", "max-log-constraints", k::unsigned_integer, "0 (workload.log_constraints)",
+        "The largest partition (log2 constraints) the memory plan sizes buffers for; larger jobs are rejected. "
+        "For `coprove serve`, the largest job it accepts."},
+       [](app_config& c, const json::value& v) {
+         c.plan_log_constraints = static_cast<unsigned>(as_unsigned(v, "engine.max_log_constraints", 0, 32));
+       },
+       [](const app_config& c) { return json::value(c.plan_log_constraints); }},
+      {{"engine.max_partitions_per_job", "max-partitions", k::unsigned_integer, "4096",
+        "The most partitions one job may have; `coprove serve` rejects larger jobs with 422."},
+       [](app_config& c, const json::value& v) {
+         c.engine.max_partitions_per_job = as_unsigned(v, "engine.max_partitions_per_job", 1, 1u << 20);
+       },
+       [](const app_config& c) { return json::value(c.engine.max_partitions_per_job); }},
+      {{"engine.pageable_fallback", "pageable-fallback", k::boolean, "false",
+        "Let the pinned pool hand out pageable buffers when it is exhausted (logged once and counted) instead "
+        "of waiting."},
+       [](app_config& c, const json::value& v) { c.engine.pageable_fallback = as_bool(v, "engine.pageable_fallback"); },
+       [](const app_config& c) { return json::value(c.engine.pageable_fallback); }},
+      {{"engine.prewarm_partitions", "prewarm", k::unsigned_integer, "0 (the dispatch depth)",
+        "Pinned buffer sets allocated at start-up, off the hot path."},
+       [](app_config& c, const json::value& v) {
+         c.engine.prewarm_partitions = as_unsigned(v, "engine.prewarm_partitions", 0, 4096);
+       },
+       [](const app_config& c) { return json::value(c.engine.prewarm_partitions); }},
+      {{"engine.trace_max_events", "trace-max-events", k::unsigned_integer, "1048576",
+        "Events the Chrome trace keeps (more are dropped and counted). Tracing is on when --trace is given."},
+       [](app_config& c, const json::value& v) {
+         c.engine.trace_max_events = as_unsigned(v, "engine.trace_max_events", 1, std::uint64_t{1} << 26);
+       },
+       [](const app_config& c) { return json::value(c.engine.trace_max_events); }},
+      {{"server.listen", "listen", k::string, "\"unix:/tmp/coprove.sock\"",
+        "Where `coprove serve` listens: unix:PATH or HOST:PORT (TCP). A TCP address other than loopback "
+        "needs server.allow_remote."},
+       [](app_config& c, const json::value& v) {
+         const std::string text = as_string(v, "server.listen");
+         try {
+           (void)parse_listen_address(text);
+         } catch (const std::invalid_argument& e) {
+           throw config_error("server.listen", e.what());
+         }
+         c.server.listen = text;
+       },
+       [](const app_config& c) { return json::value(c.server.listen); }},
+      {{"server.allow_remote", "allow-remote", k::boolean, "false",
+        "Allow listening on a non-loopback TCP address. The API has no authentication: only for trusted "
+        "networks."},
+       [](app_config& c, const json::value& v) { c.server.allow_remote = as_bool(v, "server.allow_remote"); },
+       [](const app_config& c) { return json::value(c.server.allow_remote); }},
+      {{"server.on_shutdown", "on-shutdown", k::string, "\"drain\"",
+        "On SIGINT/SIGTERM, after it stops accepting: drain (finish the running jobs) or cancel them."},
+       [](app_config& c, const json::value& v) {
+         c.server.drain_on_shutdown = as_enum<bool>(v, "server.on_shutdown", {{"drain", true}, {"cancel", false}});
+       },
+       [](const app_config& c) { return json::value(c.server.drain_on_shutdown ? "drain" : "cancel"); }},
+      {{"server.max_body_bytes", "max-body-bytes", k::bytes, "65536",
+        "Largest request body; larger ones get 413."},
+       [](app_config& c, const json::value& v) {
+         c.server.max_body_bytes = as_bytes(v, "server.max_body_bytes");
+         if (c.server.max_body_bytes < 64 || c.server.max_body_bytes > (std::size_t{16} << 20)) {
+           throw config_error("server.max_body_bytes", "must be in [64, 16MiB], got " + std::to_string(c.server.max_body_bytes));
+         }
+       },
+       [](const app_config& c) { return json::value(c.server.max_body_bytes); }},
+      {{"server.max_wait_seconds", "max-wait-seconds", k::number, "300",
+        "The longest ?wait= a result request may ask for."},
+       [](app_config& c, const json::value& v) {
+         c.server.max_wait_seconds = as_number(v, "server.max_wait_seconds", 0.0, 86400.0);
+       },
+       [](const app_config& c) { return json::value(c.server.max_wait_seconds); }},
+      {{"server.max_connections", "max-connections", k::unsigned_integer, "64",
+        "Connections served at once; more wait in the listen backlog."},
+       [](app_config& c, const json::value& v) {
+         c.server.max_connections = as_unsigned(v, "server.max_connections", 1, 65536);
+       },
+       [](const app_config& c) { return json::value(c.server.max_connections); }},
+  };
+  return table;
+}
+
+const binding* find_binding(std::string_view key) {
+  for (const auto& b : bindings()) {
+    if (b.meta.key == key) return &b;
+  }
+  return nullptr;
+}
+
+bool is_section(std::string_view prefix) {
+  for (const auto& b : bindings()) {
+    if (b.meta.key.size() > prefix.size() && b.meta.key.substr(0, prefix.size()) == prefix &&
+        b.meta.key[prefix.size()] == '.') {
+      return true;
+    }
+  }
+  return false;
+}
+
+void apply_object(app_config& cfg, const json::object& object, const std::string& prefix) {
+  for (const auto& [name, value] : object) {
+    const std::string key = prefix.empty() ? std::string(name) : prefix + "." + std::string(name);
+    if (const binding* b = find_binding(key)) {
+      b->set(cfg, value);
+    } else if (is_section(key)) {
+      if (!value.is_object()) wrong_type(key, "an object (a section)", value);
+      apply_object(cfg, value.get_object(), key);
+    } else {
+      throw config_error(key, "unknown configuration key (see docs/CONFIG.md)");
+    }
+  }
+}
+
+}  // namespace
+
+const std::vector<config_key>& config_keys() {
+  static const std::vector<config_key> keys = [] {
+    std::vector<config_key> out;
+    for (const auto& b : bindings()) out.push_back(b.meta);
+    return out;
+  }();
+  return keys;
+}
+
+void apply_config_json(app_config& cfg, const json::value& document) {
+  if (!document.is_object()) {
+    throw config_error("(document)", "a configuration must be a JSON object, got " + std::string(kind_name(document.kind())));
+  }
+  app_config updated = cfg;  // all or nothing: a bad key changes nothing
+  apply_object(updated, document.get_object(), "");
+  cfg = std::move(updated);
+}
+
+void apply_config_file(app_config& cfg, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw config_error("--config", "cannot open '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  boost::system::error_code ec;
+  json::parse_options options;
+  options.allow_comments = true;
+  options.allow_trailing_commas = true;
+  const json::value document = json::parse(text.str(), ec, {}, options);
+  if (ec) throw config_error("--config", "'" + path + "' is not valid JSON: " + ec.message());
+  try {
+    apply_config_json(cfg, document);
+  } catch (const config_error& e) {
+    throw config_error(e.key(), std::string(e.what()).substr(e.key().size() + 2) + " (in " + path + ")");
+  }
+}
+
+void apply_config_text(app_config& cfg, std::string_view key, std::string_view text) {
+  const binding* b = find_binding(key);
+  if (!b) throw config_error(std::string(key), "unknown configuration key");
+  const std::string flag = "--" + std::string(b->meta.flag);
+  json::value value;
+  switch (b->meta.kind) {
+    case config_kind::string:
+    case config_kind::bytes: value = json::string(text); break;
+    case config_kind::unsigned_integer: {
+      std::uint64_t n = 0;
+      const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+      if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size()) {
+        throw config_error(flag, "expected a non-negative integer, got '" + std::string(text) + "'");
+      }
+      value = n;
+      break;
+    }
+    case config_kind::number: {
+      double d = 0;
+      const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+      if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size()) {
+        throw config_error(flag, "expected a number, got '" + std::string(text) + "'");
+      }
+      value = d;
+      break;
+    }
+    case config_kind::boolean: {
+      if (text == "true" || text == "1" || text == "yes" || text == "on") {
+        value = true;
+      } else if (text == "false" || text == "0" || text == "no" || text == "off") {
+        value = false;
+      } else {
+        throw config_error(flag, "expected true or false, got '" + std::string(text) + "'");
+      }
+      break;
+    }
+    case config_kind::device_list: {
+      json::array ids;
+      std::string_view rest = text;
+      while (!rest.empty()) {
+        const auto comma = rest.find(',');
+        const std::string_view item = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        std::uint64_t id = 0;
+        const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), id);
+        if (item.empty() || ec != std::errc{} || ptr != item.data() + item.size()) {
+          throw config_error(flag, "expected a comma-separated list of device ids, got '" + std::string(text) + "'");
+        }
+        ids.push_back(id);
+      }
+      value = std::move(ids);
+      break;
+    }
+  }
+  try {
+    app_config updated = cfg;
+    b->set(updated, value);
+    cfg = std::move(updated);
+  } catch (const config_error& e) {
+    throw config_error(flag, e.what());
+  }
+}
+
+void validate_config(const app_config& cfg) {
+  if (cfg.backend == backend_choice::host && !cfg.devices.empty()) {
+    throw config_error("devices", "CUDA device ids were given but backend is \"host\"");
+  }
+  if (cfg.plan_log_constraints != 0 && cfg.workload.log_constraints > cfg.plan_log_constraints) {
+    throw config_error("workload.log_constraints",
+                       std::to_string(cfg.workload.log_constraints) + " exceeds engine.max_log_constraints = " +
+                           std::to_string(cfg.plan_log_constraints));
+  }
+  const auto address = parse_listen_address(cfg.server.listen);
+  if (!address.is_unix() && !address.is_loopback() && !cfg.server.allow_remote) {
+    throw config_error("server.listen", "'" + cfg.server.listen +
+                                            "' is not a loopback address: pass --allow-remote (server.allow_remote) "
+                                            "to listen on it; the API has no authentication");
+  }
+}
+
+json::object to_json(const app_config& cfg) {
+  json::object root;
+  for (const auto& b : bindings()) {
+    json::object* section = &root;
+    std::string_view key = b.meta.key;
+    for (auto dot = key.find('.'); dot != std::string_view::npos; dot = key.find('.')) {
+      json::value& child = (*section)[key.substr(0, dot)];
+      if (!child.is_object()) child = json::object();
+      section = &child.get_object();
+      key = key.substr(dot + 1);
+    }
+    (*section)[key] = b.get(cfg);
+  }
+  return root;
+}
+
+std::size_t parse_byte_size(std::string_view text) {
+  const auto bad = [&](const std::string& why) {
+    return std::invalid_argument("bad byte size '" + std::string(text) + "': " + why);
+  };
+  std::size_t pos = 0;
+  while (pos < text.size() && ((text[pos] >= '0' && text[pos] <= '9') || text[pos] == '.')) ++pos;
+  if (pos == 0) throw bad("expected a number, optionally with a unit such as MiB or GiB");
+  double number = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + pos, number);
+  if (ec != std::errc{} || ptr != text.data() + pos) throw bad("expected a number");
+  std::string_view unit = text.substr(pos);
+  while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
+  struct suffix {
+    std::string_view name;
+    double factor;
+  };
+  static constexpr suffix units[] = {{"", 1.0},           {"B", 1.0},           {"KiB", 1024.0},
+                                     {"MiB", 1048576.0},  {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+                                     {"KB", 1e3},         {"MB", 1e6},           {"GB", 1e9},
+                                     {"TB", 1e12}};
+  for (const auto& u : units) {
+    if (unit == u.name) {
+      const double bytes = std::floor(number * u.factor);
+      if (!std::isfinite(bytes) || bytes >= 1.8e19) throw bad("too large");
+      return static_cast<std::size_t>(bytes);
+    }
+  }
+  throw bad("unknown unit '" + std::string(unit) + "' (expected B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)");
+}
+
+engine_config effective_engine_config(const app_config& cfg) {
+  engine_config out = cfg.engine;
+  out.plan_circuit = cfg.workload.circuit;
+  out.max_log_constraints = cfg.plan_log_constraints != 0 ? cfg.plan_log_constraints : cfg.workload.log_constraints;
+  return out;
+}
+
+}  // namespace coprove::app

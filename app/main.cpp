@@ -1,0 +1,61 @@
+// coprove: keeps GPUs fed for zero-knowledge proving. `run` proves a batch workload and reports,
+// `serve` is the HTTP daemon, `verify` checks evaluation records, `info` describes the build,
+// the devices and the memory plan. Exit status: 0 success, 1 a failed job or record, 2 bad usage
+// or configuration.
+#include "cli.hpp"
+#include "commands.hpp"
+
+#include <coprove/engine/memory_plan.hpp>
+
+#include <cstring>
+#include <iostream>
+
+namespace {
+
+constexpr const char* usage_text =
+    "usage: coprove <command> [flags]\n"
+    "\n"
+    "commands:\n"
+    "  run      prove a workload (default: mimc 2^16 constraints, 16 partitions, 2 jobs) and report\n"
+    "  serve    HTTP/1.1 + JSON daemon (Unix socket by default)\n"
+    "  verify   check the evaluation records of a result or report file\n"
+    "  info     version, build, backend, devices and the memory plan a configuration gets\n"
+    "\n"
+    "coprove <command> --help lists a command's flags; docs/CONFIG.md documents every key.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace coprove::app;
+  if (argc < 2) {
+    std::cerr << usage_text;
+    return exit_usage;
+  }
+  const std::string command = argv[1];
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  try {
+    if (command == "run") return run_command(args);
+    if (command == "serve") return serve_command(args);
+    if (command == "verify") return verify_command(args);
+    if (command == "info") return info_command(args);
+    if (command == "--help" || command == "-h" || command == "help") {
+      std::cout << usage_text;
+      return exit_ok;
+    }
+    if (command == "--version" || command == "version") {
+      std::cout << "coprove " << version() << "\n";
+      return exit_ok;
+    }
+    std::cerr << "coprove: unknown command '" << command << "'\n\n" << usage_text;
+    return exit_usage;
+  } catch (const usage_error& e) {
+    std::cerr << e.what() << "\n";
+    return exit_usage;
+  } catch (const coprove::engine::memory_plan_error& e) {
+    std::cerr << "coprove " << command << ": the memory plan does not fit: " << e.what() << "\n";
+    return exit_usage;
+  } catch (const std::exception& e) {
+    std::cerr << "coprove " << command << ": " << e.what() << "\n";
+    return exit_failed;
+  }
+}

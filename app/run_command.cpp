@@ -1,0 +1,254 @@
+// `coprove run`: submits the workload's jobs to an engine on a single-threaded control
+// io_context, shows progress, re-verifies every evaluation record itself, prints the report and
+// writes it (with every record) as JSON and the Chrome trace when asked.
+#include "backend.hpp"
+#include "cli.hpp"
+#include "commands.hpp"
+#include "report.hpp"
+
+#include "config.hpp"
+#include <coprove/engine/engine.hpp>
+#include <coprove/field/evaluation.hpp>
+#include <coprove/runtime/log.hpp>
+#include <coprove/runtime/spin_runner.hpp>
+#include <coprove/runtime/trace.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+namespace coprove::app {
+using r1cs::circuit;
+
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+const std::vector<extra_flag> run_flags = {
+    {"json", "PATH", "write the report, with every evaluation record, as JSON (check it with coprove verify)"},
+    {"trace", "PATH", "write a Chrome trace of every stage (open in https://ui.perfetto.dev)"},
+    {"progress", "MODE", "auto (an updating line on a terminal, a line per step otherwise), line, plain or none"},
+};
+
+struct job_outcome {
+  std::uint64_t id = 0;
+  std::error_code error;
+  std::string message;
+  engine::prove_result result;
+};
+
+// Prints progress until every job has ended: on a terminal one line rewritten in place, otherwise
+// one line each time a partition completes.
+asio::awaitable<void> show_progress(engine::engine& engine, const std::vector<std::uint64_t>& ids,
+                                    std::size_t total, bool interactive, const bool& finished) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t last = static_cast<std::size_t>(-1);
+  for (bool done = false; !done;) {
+    done = finished;  // one last drawing once every job has ended
+    std::size_t completed = 0;
+    for (auto id : ids) {
+      if (const auto s = engine.status(id)) completed += s->completed;
+    }
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (interactive) {
+      constexpr int width = 30;
+      const int filled = total == 0 ? 0 : static_cast<int>(width * completed / total);
+      std::fprintf(stderr, "\r  [%.*s%*s] %zu/%zu partitions  %.1f/s  %.1f s ", filled,
+                   "##############################", width - filled, "", completed, total,
+                   elapsed > 0 ? static_cast<double>(completed) / elapsed : 0.0, elapsed);
+      std::fflush(stderr);
+    } else if (completed != last) {
+      std::fprintf(stderr, "progress: %zu/%zu partitions done after %.2f s\n", completed, total, elapsed);
+    }
+    last = completed;
+    if (done) break;
+    timer.expires_after(std::chrono::milliseconds(interactive ? 100 : 50));
+    (void)co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+  if (interactive) std::fprintf(stderr, "\n");
+}
+
+}  // namespace
+
+int run_command(const std::vector<std::string>& args) {
+  command_line cl = parse_command_line("run", args, run_flags, true, 0);
+  if (cl.help) {
+    std::cout << command_help("run", "[flags]", run_flags, true);
+    return exit_ok;
+  }
+  const app::app_config& cfg = cl.config;
+  const std::string json_path = cl.extra("json");
+  const std::string trace_path = cl.extra("trace");
+  const std::string progress = cl.extra("progress", "auto");
+  if (progress != "auto" && progress != "line" && progress != "plain" && progress != "none") {
+    throw usage_error("coprove run: --progress must be auto, line, plain or none, got '" + progress + "'");
+  }
+  if (cl.has("json") && json_path.empty()) throw usage_error("coprove run: --json needs a path");
+  if (cl.has("trace") && trace_path.empty()) throw usage_error("coprove run: --trace needs a path");
+  init_logging(cfg);
+
+  asio::io_context io(1);
+  engine::engine_config engine_cfg = app::effective_engine_config(cfg);
+  engine_cfg.trace = !trace_path.empty();
+  std::unique_ptr<engine::engine> engine = make_engine(io.get_executor(), cfg, engine_cfg, "coprove run");
+
+  const auto& backend = engine->backend();
+  std::cerr << "coprove run: " << cfg.workload.jobs << " job(s) x " << cfg.workload.partitions << " partitions of "
+            << cfg.workload.circuit << " 2^" << cfg.workload.log_constraints << " on the " << backend.name()
+            << " backend (" << backend.device_count() << " device(s) x " << backend.worker_slots_per_device()
+            << " slots), dispatch " << engine::to_string(engine_cfg.policy) << ", depth "
+            << engine->depth_per_device() << " per device\n";
+
+  std::vector<std::uint64_t> ids;
+  for (std::size_t i = 0; i < cfg.workload.jobs; ++i) {
+    engine::prove_request request;
+    request.circuit = cfg.workload.circuit;
+    request.log_constraints = cfg.workload.log_constraints;
+    request.partitions = cfg.workload.partitions;
+    request.seed = cfg.workload.seed + i;
+    try {
+      ids.push_back(engine->submit(request));
+    } catch (const std::invalid_argument& e) {
+      throw usage_error(std::string("coprove run: invalid workload: ") + e.what());
+    }
+  }
+
+  std::vector<job_outcome> outcomes;
+  bool finished = false;
+  bool interrupted = false;
+  const bool interactive = progress == "line" || (progress == "auto" && ::isatty(STDERR_FILENO));
+  const auto started = std::chrono::steady_clock::now();
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    interrupted = true;
+    COPROVE_LOG(warning, "app") << "signal " << signal << ": cancelling the run";
+    for (auto id : ids) engine->cancel(id);
+  });
+
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (auto id : ids) {
+          auto [ec, result] = co_await engine->async_await(id, asio::as_tuple(asio::use_awaitable));
+          job_outcome outcome;
+          outcome.id = id;
+          outcome.error = ec;
+          if (ec) {
+            const auto status = engine->status(id);
+            outcome.message = status && !status->error.empty() ? status->error : ec.message();
+          }
+          outcome.result = std::move(result);
+          outcomes.push_back(std::move(outcome));
+        }
+        finished = true;
+        co_await engine->async_shutdown(true, asio::use_awaitable);
+        signals.cancel();
+      },
+      [](std::exception_ptr e) {
+        if (e) std::rethrow_exception(e);
+      });
+  if (progress != "none") {
+    asio::co_spawn(io, show_progress(*engine, ids, cfg.workload.jobs * cfg.workload.partitions, interactive, finished),
+                   [](std::exception_ptr) {});
+  }
+  // Spin briefly after each handler before blocking, polling the backend's completion bridges
+  // meanwhile: a GPU completion that arrives during a burst then resumes its coroutine on this
+  // thread, with neither the ~7 us wake-up of a sleeping io thread nor a hop from the bridge's.
+  coprove::runtime::spin_stats spin_stats;
+  coprove::runtime::run_spinning(io, coprove::runtime::default_spin_window, spin_stats,
+                                 engine->backend().completion_source());
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  // Every record is checked here again, from its five field elements alone, as `coprove verify`
+  // would: the run passes only if the records it reports verify.
+  const std::size_t n = std::size_t{1} << cfg.workload.log_constraints;
+  std::size_t verified = 0;
+  std::size_t mismatched = 0;
+  json::array results;
+  std::size_t cancelled = 0;
+  for (const auto& outcome : outcomes) {
+    std::size_t job_verified = 0;
+    for (const auto& partition : outcome.result.partitions) {
+      const bool ok = field::verify(partition.record, n);
+      if (ok) ++job_verified;
+      if (ok != partition.verified) ++mismatched;
+    }
+    verified += job_verified;
+    if (outcome.error == std::errc::operation_canceled) cancelled += cfg.workload.partitions - job_verified;
+    json::object result = outcome.result.to_json();
+    result["job_id"] = outcome.id;
+    result["state"] = outcome.error ? (outcome.error == std::errc::operation_canceled ? "cancelled" : "failed") : "done";
+    if (outcome.error) result["error"] = outcome.message;
+    results.push_back(std::move(result));
+  }
+  const std::size_t requested = cfg.workload.jobs * cfg.workload.partitions;
+
+  json::object report = engine->report_json();
+  report["version"] = version();
+  report["workload"] = json::object{{"circuit", cfg.workload.circuit},
+                                    {"log_constraints", cfg.workload.log_constraints},
+                                    {"domain_size", n},
+                                    {"partitions", cfg.workload.partitions},
+                                    {"jobs", cfg.workload.jobs},
+                                    {"seed", cfg.workload.seed}};
+  report["partitions"] = requested;
+  report["verified"] = verified;
+  report["failed"] = requested - verified - cancelled;
+  report["cancelled"] = cancelled;
+  report["engine_verified_mismatches"] = mismatched;
+  report["wall_s"] = wall_s;
+  report["config"] = app::to_json(cfg);
+  report["results"] = std::move(results);
+
+  std::cout << format_report(report, engine->plan().describe());
+  for (const auto& outcome : outcomes) {
+    if (outcome.error) std::cout << "  job " << outcome.id << " did not finish: " << outcome.message << "\n";
+  }
+  std::cout.flush();
+
+  if (!json_path.empty()) {
+    std::ofstream out(json_path, std::ios::binary | std::ios::trunc);
+    out << json::serialize(report) << "\n";
+    if (!out) {
+      std::cerr << "coprove run: cannot write the report to '" << json_path << "'\n";
+      return exit_failed;
+    }
+    std::cerr << "coprove run: report written to " << json_path << "\n";
+  }
+  if (!trace_path.empty()) {
+    if (auto* trace = engine->trace()) {
+      trace->write(trace_path);
+      std::cerr << "coprove run: trace of " << trace->size() << " events written to " << trace_path
+                << (trace->dropped() ? " (" + std::to_string(trace->dropped()) + " dropped)" : std::string()) << "\n";
+    }
+  }
+  engine.reset();
+
+  if (interrupted) return 130;
+  const bool all_ok = verified == requested && mismatched == 0;
+  if (!all_ok) {
+    std::cerr << "coprove run: " << (requested - verified) << " of " << requested
+              << " partitions did not produce a verifying record\n";
+    return exit_failed;
+  }
+  return exit_ok;
+}
+
+}  // namespace coprove::app

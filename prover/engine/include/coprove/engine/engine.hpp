@@ -1,0 +1,260 @@
+// The engine: proves jobs (a circuit, its size, a number of partitions, a seed) by driving every
+// partition through the pipeline GPU slot -> memory reservation -> pinned buffers -> synthesis ->
+// GPU worker -> evaluation record, with C++20 coroutines on a control executor, and releases in
+// reverse. It owns the memory plan, the pinned pool, the PCE cache and the dispatch state; the
+// compute backend is chosen by the caller. This is the in-process async API (Asio completion
+// tokens: use_awaitable, use_future, callbacks, deferred).
+#pragma once
+
+#include <coprove/engine/compute_backend.hpp>
+#include <coprove/engine/dispatch.hpp>
+#include <coprove/field/evaluation.hpp>
+#include <coprove/engine/memory_plan.hpp>
+#include <coprove/r1cs/pce.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/json/object.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <system_error>
+#include <type_traits>
+#include <vector>
+
+namespace coprove::runtime {
+class trace_writer;
+}
+
+namespace coprove::engine {
+using field::evaluation_record;
+using field::fr;
+using r1cs::circuit;
+using r1cs::deferred_synthesis;
+using r1cs::pce_policy;
+
+
+/// Why a job failed; the job's status carries the full message.
+enum class engine_errc {
+  synthesis_failed = 1,  ///< a circuit or the PCE threw while filling a, b, c
+  backend_failed,        ///< the compute backend refused or failed the quotient
+  verification_failed,   ///< an evaluation record did not verify
+  shut_down,             ///< the engine stopped before the job finished
+  unknown_job,           ///< no job has this id
+};
+const std::error_category& engine_category() noexcept;
+std::error_code make_error_code(engine_errc e) noexcept;
+
+struct prove_request {
+  std::string circuit = "mimc";
+  unsigned log_constraints = 16;
+  std::size_t partitions = 16;
+  std::uint64_t seed = 1;
+};
+
+/// Synthesizes one partition of a request in place of its circuit; called on a synthesis thread.
+/// a is always the request's domain size; b and c are too, or both empty when the engine leased
+/// only a (engine_config::synthesizer_sends_assignment). It returns, as pce_cache::synthesize_deferred
+/// does, one of: a, b and c filled (matrices null); only the assignment written at the start of a,
+/// with the matrices that make a, b and c of it (the backend evaluates them; needs
+/// engine_config::backend_spmv); or, given empty b and c, needs_abc, having written nothing.
+using synthesizer_fn = std::function<deferred_synthesis(const prove_request& request, std::size_t partition,
+                                                        std::span<fr> a, std::span<fr> b, std::span<fr> c)>;
+
+struct engine_config {
+  dispatch_policy policy = dispatch_policy::semaphore;
+  /// The admission depth, given per device and enforced as one total: at most depth_per_device x
+  /// devices partitions are in flight at once, shared by every device (a synthesized partition
+  /// takes whichever worker slot frees first, so a slow device may hold more than its share).
+  /// 0 = 2 x worker slots.
+  std::size_t depth_per_device = 0;
+  std::chrono::milliseconds poll_interval{5};  ///< poll policy: how often it looks
+  std::size_t poll_queue_limit = 4;  ///< poll policy: admit while fewer are queued for the GPU
+  pce_policy pce = pce_policy::wait;
+  /// PCE hits send only the assignment to the backend, which evaluates A w, B w, C w itself (on a
+  /// GPU: a third or less of the bytes written on the host and copied, and no SpMV on the CPU).
+  /// Under PCE `wait` (and when the plan circuit's assignment fits a vector), such a partition also
+  /// leases two pinned vectors (assignment, h) instead of four, and the memory plan charges one
+  /// input vector a slot plus two full sets for the slow path (status: full_input_slots).
+  /// false: the synthesis thread does the SpMV into a, b, c, which are copied.
+  bool backend_spmv = true;
+  std::size_t synthesis_threads = 0;    ///< CPU pool for synthesis and evaluation; 0 = hardware
+  std::size_t memory_budget_bytes = 0;  ///< the memory plan's total; 0 = auto from free memory
+  bool pageable_fallback = false;  ///< pinned pool may hand out pageable buffers when exhausted
+  std::size_t prewarm_partitions = 0;  ///< pinned buffer sets allocated at start; 0 = depth
+  bool trace = false;                  ///< record a Chrome trace of every stage
+  std::size_t trace_max_events = 1 << 20;
+  /// The largest partition the memory plan sizes buffers for; bigger requests are rejected.
+  unsigned max_log_constraints = 16;
+  /// The circuit the memory plan sizes the PCE cache and synthesis working set for.
+  std::string plan_circuit = "mimc";
+  /// The most partitions one job may ask for (its results are held until it is awaited).
+  std::size_t max_partitions_per_job = 4096;
+  /// Fault injection for tests: called on the synthesis thread before each synthesis; an
+  /// exception it throws fails that job like a failing circuit would.
+  std::function<void(std::uint64_t job_id, std::size_t partition)> synthesis_hook;
+  /// Replaces circuit synthesis. Unset (the default), every partition is synthesized from its
+  /// circuit through the PCE cache. Set, it fills a, b, c instead: the engine says so at warning
+  /// once (naming synthesizer_name), counts each such partition in
+  /// coprove_engine_pce_syntheses_total{path="configured"} and in the report, and checks what it
+  /// returns like any synthesis (the evaluation record must verify). bench_pipeline uses it to
+  /// replay partitions synthesized before the run, which takes synthesis off the critical path.
+  synthesizer_fn synthesizer;
+  std::string synthesizer_name = "configured synthesizer";
+  /// The configured synthesizer sends only the assignment when it can: every partition whose
+  /// assignment fits a vector leases a and h alone (lean inputs, planned as for PCE hits), and b
+  /// and c late when the synthesizer answers needs_abc. Needs synthesizer and backend_spmv; the
+  /// engine refuses the configuration otherwise.
+  bool synthesizer_sends_assignment = false;
+};
+
+/// Nanoseconds per stage of one partition. queue_wait: submission to admission; gpu_queue:
+/// synthesized to on a worker slot; evaluation: the backend's evaluation at zeta (device time on
+/// the CUDA backend, part of the work between H2D and D2H); total: submission to verified record.
+struct partition_timings {
+  std::uint64_t queue_wait_ns = 0, synthesis_ns = 0, h2d_ns = 0, gpu_compute_ns = 0, d2h_ns = 0,
+                total_ns = 0;
+  std::uint64_t gpu_queue_ns = 0, evaluation_ns = 0;
+  std::uint64_t spmv_ns = 0;  ///< the backend's A w, B w, C w (0 when a, b, c came from the host)
+};
+
+struct partition_result {
+  std::size_t index = 0;
+  evaluation_record record;
+  bool verified = false;
+  bool is_pinned = false;
+  bool pce_used = false;
+  bool spmv_on_backend = false;  ///< only the assignment was sent; the backend evaluated A, B, C
+  int device = -1;
+  partition_timings timings;
+  std::size_t slot = 0;                ///< the worker slot of `device` that computed it
+  std::uint64_t dispatch_sequence = 0;  ///< order of admission across all jobs (0-based)
+};
+
+struct prove_result {
+  std::uint64_t job_id = 0;
+  prove_request request;
+  std::vector<partition_result> partitions;  ///< by partition index
+  std::uint64_t total_ns = 0;
+  boost::json::object to_json() const;
+};
+
+enum class job_state { queued, running, done, failed, cancelled };
+std::string_view to_string(job_state state) noexcept;
+
+struct job_status {
+  std::uint64_t job_id = 0;
+  job_state state = job_state::queued;
+  std::size_t partitions = 0, completed = 0;
+  std::string error;
+  boost::json::object to_json() const;
+};
+
+namespace detail {
+class engine_core;
+}
+
+/// Thread model: the engine's state lives on a strand of the control executor; every public
+/// method may be called from any thread (work is posted to the strand). Handlers complete on
+/// their associated executor (the system executor when they have none), never inside the call
+/// that started them. Destroying the engine cancels what is still running; that work gives
+/// everything back on the control executor once its device work is done, so keep the executor
+/// running (or await async_shutdown first for a clean stop).
+class engine {
+ public:
+  using prove_signature = void(std::error_code, prove_result);
+  using prove_handler = boost::asio::any_completion_handler<prove_signature>;
+  using shutdown_handler = boost::asio::any_completion_handler<void(std::error_code)>;
+
+  /// Computes the memory plan and sets up the pinned pool; throws memory_plan_error when the plan
+  /// does not fit and std::invalid_argument naming a bad config field.
+  engine(boost::asio::any_io_executor control, engine_config cfg,
+         std::unique_ptr<compute_backend> backend);
+  ~engine();
+  engine(const engine&) = delete;
+  engine& operator=(const engine&) = delete;
+
+  /// Submits and awaits a job. Throws std::invalid_argument naming the field for a bad request
+  /// (at the call). Completes with the result once every partition's record is verified, or with
+  /// an engine_errc / operation_aborted (cancelled) error and the partitions done so far. A
+  /// per-operation cancellation (terminal or partial) cancels the job.
+  template <boost::asio::completion_token_for<prove_signature> Token =
+                boost::asio::default_completion_token_t<boost::asio::any_io_executor>>
+  auto async_prove(prove_request request, Token&& token) {
+    validate(request);
+    return boost::asio::async_initiate<Token, prove_signature>(
+        [this](auto handler, prove_request req) {
+          start_prove(std::move(req), prove_handler(std::move(handler)));
+        },
+        token, std::move(request));
+  }
+
+  /// Validates (throws std::invalid_argument naming the field) and queues a job; returns its id.
+  std::uint64_t submit(prove_request request);
+
+  /// Awaits a submitted job's result (same completion as async_prove); an unknown id completes
+  /// with runtime::errc::invalid_argument. Cancelling the wait does not cancel the job.
+  template <boost::asio::completion_token_for<prove_signature> Token =
+                boost::asio::default_completion_token_t<boost::asio::any_io_executor>>
+  auto async_await(std::uint64_t job_id, Token&& token) {
+    return boost::asio::async_initiate<Token, prove_signature>(
+        [this](auto handler, std::uint64_t id) { start_await(id, prove_handler(std::move(handler))); },
+        token, job_id);
+  }
+
+  /// Cancels a queued or running job: every permit, byte and buffer it holds is returned once
+  /// its in-flight device work has finished. False if the id is unknown or the job has ended.
+  bool cancel(std::uint64_t job_id);
+
+  std::optional<job_status> status(std::uint64_t job_id) const;
+  /// The memory plan, pool, queues, devices, dispatch maxima and PCE statistics, now.
+  boost::json::object status_json() const;
+  /// The cumulative run report (backend, partitions, verified, failed, throughput, dispatch.*,
+  /// pinned_pool.*, pce.*, gpu_busy_fraction, stage percentiles).
+  boost::json::object report_json() const;
+  /// Forgets the dispatch maxima, latency histograms and throughput window (between benchmark
+  /// phases); jobs and pool stay as they are.
+  void reset_report();
+
+  /// Blocks until the pinned pool's background pre-warm (and any queued allocation) is done, so
+  /// that a measurement starts from a warm pool. Never call it on the control executor's thread.
+  void wait_for_prewarm();
+
+  const memory_plan& plan() const;
+  const compute_backend& backend() const;
+  const engine_config& config() const;
+  /// The depth D per device the semaphore policy admits.
+  std::size_t depth_per_device() const noexcept;
+  /// Null when tracing is off.
+  runtime::trace_writer* trace();
+
+  /// Stops admitting new jobs; with `drain` waits for the running ones, otherwise cancels them;
+  /// completes once nothing is in flight.
+  template <boost::asio::completion_token_for<void(std::error_code)> Token =
+                boost::asio::default_completion_token_t<boost::asio::any_io_executor>>
+  auto async_shutdown(bool drain, Token&& token) {
+    return boost::asio::async_initiate<Token, void(std::error_code)>(
+        [this](auto handler, bool d) { start_shutdown(d, shutdown_handler(std::move(handler))); },
+        token, drain);
+  }
+
+ private:
+  void validate(const prove_request& request) const;
+  void start_prove(prove_request request, prove_handler handler);
+  void start_await(std::uint64_t job_id, prove_handler handler);
+  void start_shutdown(bool drain, shutdown_handler handler);
+
+  std::shared_ptr<detail::engine_core> core_;
+};
+
+}  // namespace coprove::engine
+
+template <>
+struct std::is_error_code_enum<coprove::engine::engine_errc> : std::true_type {};

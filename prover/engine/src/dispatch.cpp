@@ -1,0 +1,55 @@
+// Dispatch vocabulary: policy names, the admission-ordered queue and high-water counters.
+#include <coprove/engine/dispatch.hpp>
+
+#include <stdexcept>
+#include <string>
+
+namespace coprove::engine {
+
+std::string_view to_string(dispatch_policy policy) noexcept {
+  switch (policy) {
+    case dispatch_policy::semaphore: return "semaphore";
+    case dispatch_policy::poll: return "poll";
+    case dispatch_policy::unbounded: return "unbounded";
+  }
+  return "unknown";
+}
+
+std::optional<dispatch_policy> parse_dispatch_policy(std::string_view name) noexcept {
+  if (name == "semaphore") return dispatch_policy::semaphore;
+  if (name == "poll") return dispatch_policy::poll;
+  if (name == "unbounded") return dispatch_policy::unbounded;
+  return std::nullopt;
+}
+
+void dispatch_queue::push(partition_key key) { keys_.insert(key); }
+
+partition_key dispatch_queue::pop() {
+  if (keys_.empty()) throw std::logic_error("dispatch_queue::pop on an empty queue");
+  const partition_key key = *keys_.begin();
+  keys_.erase(keys_.begin());
+  return key;
+}
+
+std::size_t dispatch_queue::erase_job(std::uint64_t job_id) {
+  auto first = keys_.lower_bound(partition_key{job_id, 0});
+  auto last = first;
+  std::size_t removed = 0;
+  while (last != keys_.end() && last->job_id == job_id) {
+    ++last;
+    ++removed;
+  }
+  keys_.erase(first, last);
+  return removed;
+}
+
+void high_water_counter::increment() noexcept {
+  ++current_;
+  if (current_ > maximum_) maximum_ = current_;
+}
+
+void high_water_counter::decrement() noexcept {
+  if (current_ > 0) --current_;
+}
+
+}  // namespace coprove::engine

@@ -1,0 +1,36 @@
+// SHA-256 (FIPS 180-4), used to derive evaluation points from a partition's inputs deterministically.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace coprove::field {
+
+/// Incremental SHA-256.
+class sha256 {
+ public:
+  using digest = std::array<std::byte, 32>;
+
+  sha256() noexcept;
+  /// Appends bytes to the message.
+  void update(std::span<const std::byte> data) noexcept;
+  void update(std::string_view text) noexcept;
+  /// Pads, returns the digest and resets the hasher to the empty message.
+  digest finish() noexcept;
+
+  /// The digest of one message.
+  static digest hash(std::span<const std::byte> data) noexcept;
+
+ private:
+  void compress(const std::uint8_t* block) noexcept;
+
+  std::array<std::uint32_t, 8> state_;
+  std::array<std::uint8_t, 64> buffer_;
+  std::size_t buffered_ = 0;
+  std::uint64_t length_ = 0;  // bytes seen so far
+};
+
+}  // namespace coprove::field

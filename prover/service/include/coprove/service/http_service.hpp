@@ -1,0 +1,80 @@
+// The HTTP/1.1 + JSON service of `coprove serve`: accepts connections on a Unix socket or a TCP
+// address, routes requests with the request parser, and drives the engine. Every handler runs on
+// the control executor (coroutines), so that engine state needs no locks. Boost.Beast stays in
+// http_service.cpp; this header only names what a caller configures and controls.
+#pragma once
+
+#include <coprove/service/request_parser.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace coprove::engine {
+class engine;
+}  // namespace coprove::engine
+
+namespace coprove::service {
+
+/// Where the service listens: "unix:PATH", or "HOST:PORT" with an IPv4 literal, "[IPv6]" or
+/// "localhost" (port 0 picks a free port).
+struct listen_address {
+  bool unix_socket = true;
+  std::string path;  ///< unix: the socket file
+  std::string host;  ///< tcp: the address literal
+  std::uint16_t port = 0;
+
+  bool is_unix() const noexcept { return unix_socket; }
+  /// True for a Unix socket or a loopback TCP address.
+  bool is_loopback() const;
+  std::string to_string() const;
+};
+
+/// Parses a listen address; throws std::invalid_argument saying what is wrong with it.
+listen_address parse_listen_address(std::string_view text);
+
+struct http_service_config {
+  listen_address listen;
+  bool allow_remote = false;  ///< required to bind a non-loopback TCP address
+  request_limits limits;      ///< body size, wait limit and request ranges
+  job_request defaults;       ///< fields a POST /v1/jobs body leaves out
+  std::size_t max_connections = 64;
+  double idle_timeout_seconds = 60.0;  ///< a keep-alive connection idle this long is closed
+};
+
+/// The HTTP API over an engine. Not thread-safe: construct, start and stop it on the control
+/// executor's thread (the thread running the io_context), which is where its handlers run.
+class http_service {
+ public:
+  /// Binds the listening socket (a stale Unix socket file is replaced; a live one is an error).
+  /// Throws std::invalid_argument for a non-loopback address without allow_remote and
+  /// std::system_error when binding fails.
+  http_service(boost::asio::any_io_executor control, engine::engine& engine, http_service_config cfg);
+  /// Closes everything; the Unix socket file is removed.
+  ~http_service();
+  http_service(const http_service&) = delete;
+  http_service& operator=(const http_service&) = delete;
+
+  /// Starts accepting connections.
+  void start();
+  /// Stops accepting; open connections are still served, new job submissions get 503.
+  void stop_accepting();
+  /// Closes every connection now (a request being answered is abandoned).
+  void close_connections();
+
+  /// The bound address, with the port the system picked when 0 was asked for.
+  std::string local_address() const;
+  std::size_t open_connections() const noexcept;
+  std::uint64_t requests_served() const noexcept;
+
+  struct state;
+
+ private:
+  std::shared_ptr<state> state_;
+};
+
+}  // namespace coprove::service

@@ -1,0 +1,77 @@
+// The HTTP request parser of `coprove serve`: turns a request line target into a route and a job
+// body into a job request, and rejects everything else with a request_error that carries the HTTP
+// status and a machine-readable code. It depends on nothing but Boost.JSON so that it can be
+// tested and fuzzed without a server, an engine or a socket.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace coprove::service {
+
+/// A request the service refuses: the HTTP status (4xx), a stable code and a message naming the
+/// problem. Rendered as {"error": {"code": ..., "message": ...}}.
+class request_error : public std::runtime_error {
+public:
+  request_error(unsigned status, std::string code, const std::string& message);
+  unsigned status() const noexcept { return status_; }
+  const std::string& code() const noexcept { return code_; }
+
+private:
+  unsigned status_;
+  std::string code_;
+};
+
+/// What a client may ask for in POST /v1/jobs. Fields left out of the body keep the defaults the
+/// server was configured with.
+struct job_request {
+  std::string circuit = "mimc";
+  unsigned log_constraints = 16;
+  std::size_t partitions = 16;
+  std::uint64_t seed = 1;
+};
+
+/// Bounds the parser enforces before anything reaches the engine. Semantic checks that need the
+/// engine (is the circuit known, does the job fit the memory plan) happen after parsing.
+struct request_limits {
+  std::size_t max_body_bytes = 64 * 1024;
+  unsigned max_json_depth = 8;
+  std::size_t max_circuit_name = 64;
+  unsigned min_log_constraints = 1;
+  unsigned max_log_constraints = 32;
+  std::size_t max_partitions = 4096;
+  double max_wait_seconds = 3600.0;
+};
+
+/// The endpoints of the HTTP API.
+enum class endpoint { submit_job, job_status, job_result, cancel_job, service_status, metrics, health };
+
+/// A parsed request line: which endpoint, and the job id and wait time where the endpoint has them.
+struct route {
+  endpoint target = endpoint::health;
+  std::uint64_t job_id = 0;
+  double wait_seconds = 0.0;  // GET /v1/jobs/{id}/result?wait=SECONDS; 0 = answer at once
+};
+
+/// Parses a POST /v1/jobs body: a JSON object with optional fields circuit (string),
+/// log_constraints, partitions, seed (non-negative integers). Throws request_error: 413 for a body
+/// over limits.max_body_bytes, 400 for malformed JSON, a wrong type or an unknown field, 422 for a
+/// value out of range.
+job_request parse_job_request(std::string_view body, const job_request& defaults, const request_limits& limits);
+
+/// Parses a method and request target ("/v1/jobs/12/result?wait=5"). Throws request_error: 404 for
+/// an unknown path or a job id that is not a number, 405 for a method the path does not take, 400
+/// for a bad query string.
+route parse_route(std::string_view method, std::string_view target, const request_limits& limits);
+
+/// The JSON error body {"error": {"code": code, "message": message}}.
+std::string error_body(std::string_view code, std::string_view message);
+
+/// A human name for an endpoint ("submit_job"), used in logs and metric labels.
+std::string_view endpoint_name(endpoint e) noexcept;
+
+}  // namespace coprove::service

@@ -1,0 +1,526 @@
+// The HTTP service of `coprove serve`: an accept loop and one coroutine per connection, all on the
+// control executor, reading requests with Boost.Beast (bounded header and body), routing them with
+// the request parser and answering with JSON. A bad request gets a 4xx with
+// {"error": {"code", "message"}} and changes nothing; the connection and the service keep going.
+#include "coprove/service/http_service.hpp"
+
+#include <coprove/r1cs/circuits.hpp>
+#include <coprove/engine/engine.hpp>
+#include <coprove/engine/memory_plan.hpp>
+#include <coprove/runtime/log.hpp>
+#include <coprove/runtime/metrics.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <system_error>
+
+namespace coprove::service {
+using r1cs::circuit_families;
+using r1cs::circuit_known;
+using r1cs::min_log_constraints;
+using engine::job_state;
+using engine::memory_plan_error;
+using engine::prove_request;
+using engine::prove_result;
+
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace json = boost::json;
+using local_protocol = asio::local::stream_protocol;
+using tcp = asio::ip::tcp;
+using response = http::response<http::string_body>;
+using request = http::request<http::string_body>;
+
+namespace {
+
+constexpr std::string_view channel = "http";
+constexpr std::size_t max_header_bytes = 8 * 1024;
+
+bool parse_port(std::string_view text, std::uint16_t& port) {
+  if (text.empty() || text.size() > 5) return false;
+  unsigned value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (value > 65535) return false;
+  port = static_cast<std::uint16_t>(value);
+  return true;
+}
+
+response json_response(unsigned status, const json::value& body, unsigned version, bool keep_alive) {
+  response res{static_cast<http::status>(status), version};
+  res.set(http::field::server, "coprove");
+  res.set(http::field::content_type, "application/json");
+  res.body() = json::serialize(body);
+  res.body() += '\n';
+  res.keep_alive(keep_alive);
+  res.prepare_payload();
+  return res;
+}
+
+response error_response(unsigned status, std::string_view code, std::string_view message, unsigned version,
+                        bool keep_alive) {
+  response res{static_cast<http::status>(status), version};
+  res.set(http::field::server, "coprove");
+  res.set(http::field::content_type, "application/json");
+  res.body() = error_body(code, message);
+  res.body() += '\n';
+  res.keep_alive(keep_alive);
+  res.prepare_payload();
+  return res;
+}
+
+void count_request(std::string_view endpoint, unsigned status) {
+  runtime::registry::global()
+      .get_counter("coprove_http_requests_total", "HTTP requests answered, by endpoint and status",
+                   {{"endpoint", std::string(endpoint)}, {"status", std::to_string(status)}})
+      .inc();
+}
+
+}  // namespace
+
+bool listen_address::is_loopback() const {
+  if (unix_socket) return true;
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(host, ec);
+  return !ec && address.is_loopback();
+}
+
+std::string listen_address::to_string() const {
+  if (unix_socket) return "unix:" + path;
+  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
+  return host + ":" + std::to_string(port);
+}
+
+listen_address parse_listen_address(std::string_view text) {
+  listen_address out;
+  constexpr std::string_view unix_prefix = "unix:";
+  if (text.substr(0, unix_prefix.size()) == unix_prefix) {
+    out.unix_socket = true;
+    out.path = std::string(text.substr(unix_prefix.size()));
+    if (out.path.empty()) throw std::invalid_argument("listen address 'unix:' needs a socket path");
+    // sockaddr_un::sun_path holds 108 bytes including the terminator.
+    if (out.path.size() > 107) {
+      throw std::invalid_argument("Unix socket path '" + out.path + "' is longer than 107 bytes");
+    }
+    return out;
+  }
+  out.unix_socket = false;
+  std::string_view host;
+  std::string_view port;
+  if (!text.empty() && text.front() == '[') {
+    const auto close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      throw std::invalid_argument("listen address '" + std::string(text) + "': expected [IPv6]:PORT");
+    }
+    host = text.substr(1, close - 1);
+    port = text.substr(close + 2);
+  } else {
+    const auto colon = text.rfind(':');
+    if (colon == std::string_view::npos) {
+      throw std::invalid_argument("listen address '" + std::string(text) + "': expected unix:PATH or HOST:PORT");
+    }
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+  }
+  if (!parse_port(port, out.port)) {
+    throw std::invalid_argument("listen address '" + std::string(text) + "': port must be a number in [0, 65535]");
+  }
+  if (host == "localhost") host = "127.0.0.1";
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(std::string(host), ec);
+  if (ec) {
+    throw std::invalid_argument("listen address '" + std::string(text) + "': '" + std::string(host) +
+                                "' is not an IP address (use an address literal or localhost)");
+  }
+  out.host = address.to_string();
+  return out;
+}
+
+struct http_service::state : std::enable_shared_from_this<state> {
+  state(asio::any_io_executor ex, engine::engine& e, http_service_config c)
+      : executor(std::move(ex)), eng(e), cfg(std::move(c)), slot_freed(executor) {}
+
+  asio::any_io_executor executor;
+  engine::engine& eng;
+  http_service_config cfg;
+  std::optional<local_protocol::acceptor> unix_acceptor;
+  std::optional<tcp::acceptor> tcp_acceptor;
+  std::string bound;
+  bool accepting = false;
+  bool stopping = false;
+  std::uint64_t next_connection = 0;
+  std::uint64_t served = 0;
+  std::map<std::uint64_t, std::function<void()>> closers;  // open connections, by number
+  asio::steady_timer slot_freed;  // wakes the accept loop when a connection closes
+
+  void bind();
+  template <class Acceptor>
+  asio::awaitable<void> accept_loop(Acceptor& acceptor);
+  template <class Stream>
+  asio::awaitable<void> serve_connection(Stream stream, std::uint64_t number);
+  asio::awaitable<response> handle(const request& req);
+  asio::awaitable<response> job_result(const route& r, unsigned version, bool keep_alive);
+  response submit_job(const request& req);
+  void close_all();
+};
+
+void http_service::state::bind() {
+  if (!cfg.listen.is_loopback() && !cfg.allow_remote) {
+    throw std::invalid_argument("listen address " + cfg.listen.to_string() +
+                                " is not loopback: pass --allow-remote to listen on it (the API has no authentication)");
+  }
+  if (cfg.listen.is_unix()) {
+    namespace fs = std::filesystem;
+    const fs::path path = cfg.listen.path;
+    std::error_code fs_ec;
+    const auto status = fs::symlink_status(path, fs_ec);
+    if (!fs_ec && fs::exists(status)) {
+      if (!fs::is_socket(status)) {
+        throw std::system_error(std::make_error_code(std::errc::file_exists),
+                                "cannot listen on " + path.string() + ": it exists and is not a socket");
+      }
+      local_protocol::socket probe(executor);
+      boost::system::error_code probe_ec;
+      probe.connect(local_protocol::endpoint(path.string()), probe_ec);
+      if (!probe_ec) {
+        throw std::system_error(std::make_error_code(std::errc::address_in_use),
+                                "another server is listening on " + path.string());
+      }
+      fs::remove(path, fs_ec);  // a stale socket left by a process that did not exit cleanly
+    }
+    unix_acceptor.emplace(executor);
+    const local_protocol::endpoint endpoint(path.string());
+    unix_acceptor->open(endpoint.protocol());
+    unix_acceptor->bind(endpoint);
+    unix_acceptor->listen(asio::socket_base::max_listen_connections);
+    bound = cfg.listen.to_string();
+  } else {
+    const tcp::endpoint endpoint(asio::ip::make_address(cfg.listen.host), cfg.listen.port);
+    tcp_acceptor.emplace(executor);
+    tcp_acceptor->open(endpoint.protocol());
+    tcp_acceptor->set_option(asio::socket_base::reuse_address(true));
+    tcp_acceptor->bind(endpoint);
+    tcp_acceptor->listen(asio::socket_base::max_listen_connections);
+    listen_address actual = cfg.listen;
+    actual.port = tcp_acceptor->local_endpoint().port();
+    bound = actual.to_string();
+  }
+}
+
+template <class Acceptor>
+asio::awaitable<void> http_service::state::accept_loop(Acceptor& acceptor) {
+  auto self = shared_from_this();
+  while (accepting) {
+    if (closers.size() >= cfg.max_connections) {
+      slot_freed.expires_at(asio::steady_timer::time_point::max());
+      (void)co_await slot_freed.async_wait(asio::as_tuple(asio::use_awaitable));
+      continue;
+    }
+    auto [ec, socket] = co_await acceptor.async_accept(asio::as_tuple(asio::use_awaitable));
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !accepting) break;
+      COPROVE_LOG(warning, channel) << "accept failed: " << ec.message();
+      continue;
+    }
+    using stream_type = beast::basic_stream<typename Acceptor::protocol_type, asio::any_io_executor>;
+    const std::uint64_t number = next_connection++;
+    asio::co_spawn(executor, serve_connection(stream_type(std::move(socket)), number), asio::detached);
+  }
+}
+
+template <class Stream>
+asio::awaitable<void> http_service::state::serve_connection(Stream stream, std::uint64_t number) {
+  auto self = shared_from_this();
+  closers[number] = [&stream] {
+    boost::system::error_code ignored;
+    stream.socket().close(ignored);
+  };
+  // However the coroutine ends (even destroyed unfinished with its io_context), the closer that
+  // refers to this frame's stream goes with it.
+  struct forget_on_exit {
+    state& s;
+    std::uint64_t number;
+    ~forget_on_exit() { s.closers.erase(number); }
+  } forget{*this, number};
+  const auto idle = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(cfg.idle_timeout_seconds));
+  beast::flat_buffer buffer;
+  for (;;) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(max_header_bytes);
+    parser.body_limit(cfg.limits.max_body_bytes);
+    stream.expires_after(idle);
+    auto [read_ec, bytes] = co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+    (void)bytes;
+    if (read_ec) {
+      std::optional<response> refusal;
+      if (read_ec == http::error::body_limit) {
+        refusal = error_response(413, "body_too_large",
+                                 "request body exceeds the limit of " + std::to_string(cfg.limits.max_body_bytes) + " bytes",
+                                 11, false);
+        count_request("unknown", 413);
+      } else if (read_ec == http::error::header_limit) {
+        refusal = error_response(431, "header_too_large",
+                                 "request header exceeds " + std::to_string(max_header_bytes) + " bytes", 11, false);
+        count_request("unknown", 431);
+      } else if (read_ec.category() == http::make_error_code(http::error::bad_target).category() &&
+                 read_ec != http::error::end_of_stream && read_ec != http::error::partial_message) {
+        refusal = error_response(400, "bad_request", "malformed HTTP request: " + read_ec.message(), 11, false);
+        count_request("unknown", 400);
+      }
+      if (refusal) {
+        stream.expires_after(std::chrono::seconds(5));
+        (void)co_await http::async_write(stream, *refusal, asio::as_tuple(asio::use_awaitable));
+        // Read what the client is still sending before closing, so that the close does not reset the
+        // connection and lose the response on the client's side.
+        boost::system::error_code ignored;
+        stream.socket().shutdown(asio::socket_base::shutdown_send, ignored);
+        std::array<char, 16384> sink;
+        std::size_t drained = 0;
+        stream.expires_after(std::chrono::seconds(2));
+        while (drained < (std::size_t{8} << 20)) {
+          auto [drain_ec, n] = co_await stream.async_read_some(asio::buffer(sink), asio::as_tuple(asio::use_awaitable));
+          if (drain_ec) break;
+          drained += n;
+        }
+      }
+      break;
+    }
+    stream.expires_never();
+    request req = parser.release();
+    response res = co_await handle(req);
+    const bool keep_alive = req.keep_alive() && res.keep_alive() && !stopping;
+    res.keep_alive(keep_alive);
+    ++served;
+    stream.expires_after(std::chrono::seconds(30));
+    auto [write_ec, written] = co_await http::async_write(stream, res, asio::as_tuple(asio::use_awaitable));
+    (void)written;
+    if (write_ec || !keep_alive) break;
+  }
+  boost::system::error_code ignored;
+  stream.socket().shutdown(asio::socket_base::shutdown_both, ignored);
+  stream.socket().close(ignored);
+  slot_freed.cancel();
+}
+
+asio::awaitable<response> http_service::state::handle(const request& req) {
+  const unsigned version = req.version();
+  const bool keep_alive = req.keep_alive();
+  std::string_view endpoint_label = "unknown";
+  try {
+    const route r = parse_route(std::string_view(req.method_string().data(), req.method_string().size()),
+                                std::string_view(req.target().data(), req.target().size()), cfg.limits);
+    endpoint_label = endpoint_name(r.target);
+    response res;
+    switch (r.target) {
+      case endpoint::health: {
+        json::object body{{"status", stopping ? "stopping" : "ok"}};
+        res = json_response(stopping ? 503 : 200, body, version, keep_alive);
+        break;
+      }
+      case endpoint::metrics: {
+        res = response{http::status::ok, version};
+        res.set(http::field::server, "coprove");
+        res.set(http::field::content_type, "text/plain; version=0.0.4");
+        res.body() = runtime::registry::global().prometheus_text();
+        res.keep_alive(keep_alive);
+        res.prepare_payload();
+        break;
+      }
+      case endpoint::service_status: {
+        json::object body = eng.status_json();
+        json::object service{{"listen", bound},
+                             {"accepting", accepting},
+                             {"stopping", stopping},
+                             {"open_connections", closers.size()},
+                             {"requests_served", served}};
+        body["service"] = std::move(service);
+        res = json_response(200, body, version, keep_alive);
+        break;
+      }
+      case endpoint::submit_job: res = submit_job(req); break;
+      case endpoint::job_status: {
+        const auto status = eng.status(r.job_id);
+        if (!status) throw request_error(404, "unknown_job", "no job " + std::to_string(r.job_id));
+        res = json_response(200, status->to_json(), version, keep_alive);
+        break;
+      }
+      case endpoint::cancel_job: {
+        if (eng.cancel(r.job_id)) {
+          json::object body{{"job_id", r.job_id}, {"cancelled", true}};
+          res = json_response(202, body, version, keep_alive);
+        } else if (const auto status = eng.status(r.job_id)) {
+          throw request_error(409, "job_finished",
+                              "job " + std::to_string(r.job_id) + " has already ended (" +
+                                  std::string(to_string(status->state)) + ")");
+        } else {
+          throw request_error(404, "unknown_job", "no job " + std::to_string(r.job_id));
+        }
+        break;
+      }
+      case endpoint::job_result: res = co_await job_result(r, version, keep_alive); break;
+    }
+    count_request(endpoint_label, res.result_int());
+    co_return res;
+  } catch (const request_error& e) {
+    count_request(endpoint_label, e.status());
+    COPROVE_LOG(debug, channel) << req.method_string() << " " << req.target() << " -> " << e.status() << " "
+                                << e.code() << ": " << e.what();
+    co_return error_response(e.status(), e.code(), e.what(), version, keep_alive);
+  } catch (const std::exception& e) {
+    count_request(endpoint_label, 500);
+    COPROVE_LOG(error, channel) << req.method_string() << " " << req.target() << " failed: " << e.what();
+    co_return error_response(500, "internal_error", e.what(), version, keep_alive);
+  }
+}
+
+response http_service::state::submit_job(const request& req) {
+  if (stopping || !accepting) {
+    throw request_error(503, "shutting_down", "the service is shutting down and accepts no new jobs");
+  }
+  const job_request parsed = parse_job_request(req.body(), cfg.defaults, cfg.limits);
+  if (!circuit_known(parsed.circuit)) {
+    std::string known;
+    for (auto name : circuit_families()) known += (known.empty() ? "" : ", ") + std::string(name);
+    throw request_error(422, "unknown_circuit", "unknown circuit '" + parsed.circuit + "' (known: " + known + ")");
+  }
+  if (parsed.log_constraints < min_log_constraints) {
+    throw request_error(422, "out_of_range",
+                        "field 'log_constraints' must be at least " + std::to_string(min_log_constraints) + ", got " +
+                            std::to_string(parsed.log_constraints));
+  }
+  const unsigned plan_limit = eng.config().max_log_constraints;
+  if (parsed.log_constraints > plan_limit) {
+    throw request_error(422, "exceeds_memory_plan",
+                        "field 'log_constraints' = " + std::to_string(parsed.log_constraints) +
+                            " exceeds the memory plan, which is sized for at most " + std::to_string(plan_limit) +
+                            " (engine.max_log_constraints)");
+  }
+  prove_request request;
+  request.circuit = parsed.circuit;
+  request.log_constraints = parsed.log_constraints;
+  request.partitions = parsed.partitions;
+  request.seed = parsed.seed;
+  std::uint64_t id = 0;
+  try {
+    id = eng.submit(request);
+  } catch (const memory_plan_error& e) {
+    throw request_error(422, "exceeds_memory_plan", e.what());
+  } catch (const std::invalid_argument& e) {
+    throw request_error(422, "invalid_request", e.what());
+  }
+  runtime::log_fields fields;
+  fields.job = id;
+  COPROVE_LOG_F(info, channel, fields)
+      << "job " << id << " submitted: " << request.circuit << " 2^" << request.log_constraints << " x "
+      << request.partitions << " partitions, seed " << request.seed;
+  const std::string base = "/v1/jobs/" + std::to_string(id);
+  json::object body{{"job_id", id}, {"status_url", base}, {"result_url", base + "/result"}};
+  response res = json_response(202, body, req.version(), req.keep_alive());
+  res.set(http::field::location, base);
+  return res;
+}
+
+asio::awaitable<response> http_service::state::job_result(const route& r, unsigned version, bool keep_alive) {
+  auto status = eng.status(r.job_id);
+  if (!status) throw request_error(404, "unknown_job", "no job " + std::to_string(r.job_id));
+  const bool ended = status->state == job_state::done || status->state == job_state::failed ||
+                     status->state == job_state::cancelled;
+  if (!ended && r.wait_seconds <= 0.0) co_return json_response(202, status->to_json(), version, keep_alive);
+
+  std::error_code ec;
+  prove_result result;
+  if (ended) {
+    std::tie(ec, result) = co_await eng.async_await(r.job_id, asio::as_tuple(asio::use_awaitable));
+  } else {
+    // Whichever finishes first: the job or the wait; the other is cancelled (cancelling an await
+    // leaves the job running).
+    asio::steady_timer timer(executor, std::chrono::duration_cast<asio::steady_timer::duration>(
+                                           std::chrono::duration<double>(r.wait_seconds)));
+    auto [order, await_ec, awaited, timer_ec] =
+        co_await asio::experimental::make_parallel_group(eng.async_await(r.job_id, asio::deferred),
+                                                         timer.async_wait(asio::deferred))
+            .async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
+    (void)timer_ec;
+    if (order[0] == 1) {
+      status = eng.status(r.job_id);
+      if (!status) throw request_error(404, "unknown_job", "no job " + std::to_string(r.job_id));
+      co_return json_response(202, status->to_json(), version, keep_alive);
+    }
+    ec = await_ec;
+    result = std::move(awaited);
+  }
+  if (!ec) co_return json_response(200, result.to_json(), version, keep_alive);
+  status = eng.status(r.job_id);
+  if (status && status->state == job_state::cancelled) {
+    throw request_error(409, "job_cancelled", "job " + std::to_string(r.job_id) + " was cancelled");
+  }
+  const std::string why = status && !status->error.empty() ? status->error : ec.message();
+  throw request_error(409, "job_failed", "job " + std::to_string(r.job_id) + " failed: " + why);
+}
+
+void http_service::state::close_all() {
+  auto pending = closers;  // closing runs no handler inline, but copy anyway: closers change as sessions end
+  for (auto& [number, close] : pending) close();
+}
+
+http_service::http_service(asio::any_io_executor control, engine::engine& engine, http_service_config cfg)
+    : state_(std::make_shared<state>(std::move(control), engine, std::move(cfg))) {
+  state_->bind();
+}
+
+http_service::~http_service() {
+  stop_accepting();
+  state_->close_all();
+  if (state_->cfg.listen.is_unix()) {
+    std::error_code ignored;
+    std::filesystem::remove(state_->cfg.listen.path, ignored);
+  }
+}
+
+void http_service::start() {
+  if (state_->accepting) return;
+  state_->accepting = true;
+  if (state_->unix_acceptor) {
+    asio::co_spawn(state_->executor, state_->accept_loop(*state_->unix_acceptor), asio::detached);
+  } else {
+    asio::co_spawn(state_->executor, state_->accept_loop(*state_->tcp_acceptor), asio::detached);
+  }
+  COPROVE_LOG(info, channel) << "listening on " << state_->bound;
+}
+
+void http_service::stop_accepting() {
+  state_->accepting = false;
+  state_->stopping = true;
+  boost::system::error_code ignored;
+  if (state_->unix_acceptor) state_->unix_acceptor->close(ignored);
+  if (state_->tcp_acceptor) state_->tcp_acceptor->close(ignored);
+  state_->slot_freed.cancel();
+}
+
+void http_service::close_connections() { state_->close_all(); }
+
+std::string http_service::local_address() const { return state_->bound; }
+std::size_t http_service::open_connections() const noexcept { return state_->closers.size(); }
+std::uint64_t http_service::requests_served() const noexcept { return state_->served; }
+
+}  // namespace coprove::service

@@ -1,0 +1,280 @@
+// The HTTP request parser: strict about shape (unknown fields, wrong types and out-of-range values
+// are errors, never ignored) and bounded (body size and JSON depth) so that any byte string can be
+// fed to it safely.
+#include "coprove/service/request_parser.hpp"
+
+#include <boost/json.hpp>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace coprove::service {
+
+namespace json = boost::json;
+
+request_error::request_error(unsigned status, std::string code, const std::string& message)
+    : std::runtime_error(message), status_(status), code_(std::move(code)) {}
+
+namespace {
+
+constexpr std::array<std::string_view, 4> job_fields = {"circuit", "log_constraints", "partitions", "seed"};
+
+// Keeps client-supplied text short in messages: a hostile key must not make a huge error body.
+std::string quoted(std::string_view text) {
+  constexpr std::size_t max_shown = 48;
+  std::string out = "'";
+  for (char c : text.substr(0, max_shown)) {
+    const auto byte = static_cast<unsigned char>(c);
+    out += (byte >= 0x20 && byte < 0x7f) ? c : '?';  // printable ASCII only: safe in logs and JSON
+  }
+  if (text.size() > max_shown) out += "...";
+  out += "'";
+  return out;
+}
+
+std::string_view kind_name(json::kind k) {
+  switch (k) {
+    case json::kind::null: return "null";
+    case json::kind::bool_: return "a boolean";
+    case json::kind::int64:
+    case json::kind::uint64: return "an integer";
+    case json::kind::double_: return "a floating-point number";
+    case json::kind::string: return "a string";
+    case json::kind::array: return "an array";
+    case json::kind::object: return "an object";
+  }
+  return "unknown";
+}
+
+// A non-negative integer field; floats, booleans and strings are type errors, negatives are range
+// errors.
+std::uint64_t unsigned_field(const json::value& v, std::string_view name) {
+  if (v.is_uint64()) return v.get_uint64();
+  if (v.is_int64()) {
+    if (v.get_int64() < 0) {
+      throw request_error(422, "out_of_range",
+                          "field '" + std::string(name) + "' must not be negative, got " + std::to_string(v.get_int64()));
+    }
+    return static_cast<std::uint64_t>(v.get_int64());
+  }
+  throw request_error(400, "invalid_type",
+                      "field '" + std::string(name) + "' must be an integer, got " + std::string(kind_name(v.kind())));
+}
+
+bool valid_circuit_name(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::optional<std::uint64_t> parse_job_id(std::string_view text) {
+  if (text.empty() || text.size() > 20) return std::nullopt;
+  std::uint64_t id = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, id);
+  if (ec != std::errc{} || ptr != end) return std::nullopt;
+  return id;
+}
+
+double parse_wait(std::string_view query, const request_limits& limits) {
+  double wait = 0.0;
+  bool seen = false;
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    const auto eq = pair.find('=');
+    const std::string_view key = pair.substr(0, eq);
+    if (key != "wait") {
+      throw request_error(400, "unknown_parameter", "unknown query parameter " + quoted(key) + " (known: wait)");
+    }
+    if (seen) throw request_error(400, "invalid_parameter", "query parameter 'wait' given twice");
+    seen = true;
+    if (eq == std::string_view::npos) {
+      throw request_error(400, "invalid_parameter", "query parameter 'wait' needs a value in seconds");
+    }
+    const std::string_view value = pair.substr(eq + 1);
+    const auto* end = value.data() + value.size();
+    const auto [ptr, ec] = std::from_chars(value.data(), end, wait, std::chars_format::fixed);
+    if (value.empty() || ec != std::errc{} || ptr != end || !std::isfinite(wait) || wait < 0.0) {
+      throw request_error(400, "invalid_parameter",
+                          "query parameter 'wait' must be a non-negative number of seconds, got " + quoted(value));
+    }
+    if (wait > limits.max_wait_seconds) {
+      throw request_error(400, "invalid_parameter",
+                          "query parameter 'wait' must be at most " + std::to_string(limits.max_wait_seconds) +
+                              " seconds, got " + quoted(value));
+    }
+  }
+  return wait;
+}
+
+void require_method(std::string_view method, std::string_view allowed, std::string_view path) {
+  if (method != allowed) {
+    throw request_error(405, "method_not_allowed",
+                        "method " + quoted(method) + " not allowed on " + quoted(path) + " (allowed: " +
+                            std::string(allowed) + ")");
+  }
+}
+
+void require_no_query(std::string_view query, std::string_view path) {
+  if (!query.empty()) {
+    throw request_error(400, "unknown_parameter", quoted(path) + " takes no query parameters");
+  }
+}
+
+}  // namespace
+
+job_request parse_job_request(std::string_view body, const job_request& defaults, const request_limits& limits) {
+  if (body.size() > limits.max_body_bytes) {
+    throw request_error(413, "body_too_large",
+                        "request body of " + std::to_string(body.size()) + " bytes exceeds the limit of " +
+                            std::to_string(limits.max_body_bytes) + " bytes");
+  }
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    throw request_error(400, "malformed_json", "request body is empty: send a JSON object such as {\"circuit\": \"mimc\"}");
+  }
+
+  json::parse_options options;
+  options.max_depth = limits.max_json_depth;
+  json::stream_parser parser({}, options);
+  boost::system::error_code ec;
+  const std::size_t consumed = parser.write(body.data(), body.size(), ec);
+  if (!ec) parser.finish(ec);
+  if (ec) {
+    throw request_error(400, "malformed_json",
+                        "request body is not valid JSON at byte " + std::to_string(consumed) + ": " + ec.message());
+  }
+  const json::value root = parser.release();
+  if (!root.is_object()) {
+    throw request_error(400, "invalid_type", "request body must be a JSON object, got " + std::string(kind_name(root.kind())));
+  }
+
+  job_request request = defaults;
+  for (const auto& [key, value] : root.get_object()) {
+    if (key == "circuit") {
+      if (!value.is_string()) {
+        throw request_error(400, "invalid_type", "field 'circuit' must be a string, got " + std::string(kind_name(value.kind())));
+      }
+      const std::string_view name = value.get_string();
+      if (name.size() > limits.max_circuit_name || !valid_circuit_name(name)) {
+        throw request_error(422, "unknown_circuit", "unknown circuit " + quoted(name));
+      }
+      request.circuit = std::string(name);
+    } else if (key == "log_constraints") {
+      const std::uint64_t v = unsigned_field(value, key);
+      if (v < limits.min_log_constraints || v > limits.max_log_constraints) {
+        throw request_error(422, "out_of_range",
+                            "field 'log_constraints' must be in [" + std::to_string(limits.min_log_constraints) + ", " +
+                                std::to_string(limits.max_log_constraints) + "], got " + std::to_string(v));
+      }
+      request.log_constraints = static_cast<unsigned>(v);
+    } else if (key == "partitions") {
+      const std::uint64_t v = unsigned_field(value, key);
+      if (v < 1 || v > limits.max_partitions) {
+        throw request_error(422, "out_of_range",
+                            "field 'partitions' must be in [1, " + std::to_string(limits.max_partitions) + "], got " +
+                                std::to_string(v));
+      }
+      request.partitions = static_cast<std::size_t>(v);
+    } else if (key == "seed") {
+      request.seed = unsigned_field(value, key);
+    } else {
+      std::string known;
+      for (auto field : job_fields) known += (known.empty() ? "" : ", ") + std::string(field);
+      throw request_error(400, "unknown_field", "unknown field " + quoted(key) + " (known: " + known + ")");
+    }
+  }
+  return request;
+}
+
+route parse_route(std::string_view method, std::string_view target, const request_limits& limits) {
+  const auto question = target.find('?');
+  const std::string_view path = target.substr(0, question);
+  const std::string_view query = question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
+
+  route r;
+  if (path == "/healthz") {
+    require_method(method, "GET", path);
+    require_no_query(query, path);
+    r.target = endpoint::health;
+    return r;
+  }
+  if (path == "/metrics") {
+    require_method(method, "GET", path);
+    require_no_query(query, path);
+    r.target = endpoint::metrics;
+    return r;
+  }
+  if (path == "/v1/status") {
+    require_method(method, "GET", path);
+    require_no_query(query, path);
+    r.target = endpoint::service_status;
+    return r;
+  }
+  if (path == "/v1/jobs") {
+    require_method(method, "POST", path);
+    require_no_query(query, path);
+    r.target = endpoint::submit_job;
+    return r;
+  }
+  constexpr std::string_view jobs_prefix = "/v1/jobs/";
+  if (path.substr(0, jobs_prefix.size()) == jobs_prefix) {
+    std::string_view rest = path.substr(jobs_prefix.size());
+    const auto slash = rest.find('/');
+    const std::string_view id_text = rest.substr(0, slash);
+    const std::string_view tail = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
+    const auto id = parse_job_id(id_text);
+    if (!id) throw request_error(404, "unknown_job", "no job " + quoted(id_text) + ": job ids are decimal integers");
+    r.job_id = *id;
+    if (tail.empty()) {
+      if (method == "GET") {
+        r.target = endpoint::job_status;
+      } else if (method == "DELETE") {
+        r.target = endpoint::cancel_job;
+      } else {
+        throw request_error(405, "method_not_allowed",
+                            "method " + quoted(method) + " not allowed on " + quoted(path) + " (allowed: GET, DELETE)");
+      }
+      require_no_query(query, path);
+      return r;
+    }
+    if (tail == "/result") {
+      require_method(method, "GET", path);
+      r.target = endpoint::job_result;
+      r.wait_seconds = parse_wait(query, limits);
+      return r;
+    }
+  }
+  throw request_error(404, "not_found", "no endpoint " + quoted(path));
+}
+
+std::string error_body(std::string_view code, std::string_view message) {
+  json::object inner;
+  inner["code"] = code;
+  inner["message"] = message;
+  json::object outer;
+  outer["error"] = std::move(inner);
+  return json::serialize(outer);
+}
+
+std::string_view endpoint_name(endpoint e) noexcept {
+  switch (e) {
+    case endpoint::submit_job: return "submit_job";
+    case endpoint::job_status: return "job_status";
+    case endpoint::job_result: return "job_result";
+    case endpoint::cancel_job: return "cancel_job";
+    case endpoint::service_status: return "service_status";
+    case endpoint::metrics: return "metrics";
+    case endpoint::health: return "health";
+  }
+  return "unknown";
+}
+
+}  // namespace coprove::service

@@ -1,0 +1,151 @@
+// Tests of the memory plan: the arithmetic, the refusal and its message, the auto budget.
+#include <coprove/engine/memory_plan.hpp>
+
+#include <coprove/r1cs/circuits.hpp>
+#include <coprove/r1cs/pce.hpp>
+#include <coprove/r1cs/synthesis.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+using namespace coprove::field;
+using namespace coprove::r1cs;
+using namespace coprove::engine;
+
+namespace {
+
+constexpr std::size_t mib = std::size_t{1} << 20;
+constexpr std::size_t gib = std::size_t{1} << 30;
+
+memory_plan_input sample_input() {
+  memory_plan_input in;
+  in.budget_bytes = 8 * gib;
+  in.pinned_slots = 4;
+  in.domain_size = std::size_t{1} << 20;
+  in.synthesis_concurrency = 2;
+  in.pce_bytes = 100 * mib;
+  in.synthesis_working_set_bytes = 40 * mib;
+  in.margin_bytes = 256 * mib;
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("the memory plan charges each component once", "[prover][memory_plan][cpu]") {
+  const memory_plan plan = plan_memory(sample_input());
+  const std::size_t vector = (std::size_t{1} << 20) * 32;  // 32 MiB
+  CHECK(plan.vector_bytes == vector);
+  CHECK(plan.pinned_input_bytes == 4 * 3 * vector);
+  CHECK(plan.pinned_output_bytes == 4 * vector);
+  CHECK(plan.pinned_pool_bytes == 16 * vector);
+  CHECK(plan.pce_bytes == 100 * mib);
+  CHECK(plan.synthesis_bytes == 80 * mib);
+  CHECK(plan.margin_bytes == 256 * mib);
+  CHECK(plan.total_bytes == 512 * mib + 100 * mib + 80 * mib + 256 * mib);
+  CHECK(plan.headroom_bytes == 8 * gib - plan.total_bytes);
+  CHECK(plan.fits());
+  CHECK_FALSE(plan.budget_from_available_memory);
+
+  const std::string table = plan.describe();
+  CHECK(table.find("pinned pool") != std::string::npos);
+  CHECK(table.find("PCE cache") != std::string::npos);
+  CHECK(table.find("synthesis working sets") != std::string::npos);
+  CHECK(table.find("512.0 MiB") != std::string::npos);
+  CHECK(table.find("4 x 3 x 1048576 x 32") != std::string::npos);
+
+  const boost::json::object json = plan.to_json();
+  CHECK(json.at("pinned_pool_bytes").to_number<std::size_t>() == plan.pinned_pool_bytes);
+  CHECK(json.at("total_bytes").to_number<std::size_t>() == plan.total_bytes);
+  CHECK(json.at("budget_from_available_memory").as_bool() == false);
+}
+
+TEST_CASE("with the SpMV on the backend a slot holds one input vector and the slow path two more",
+          "[prover][memory_plan][cpu]") {
+  memory_plan_input in = sample_input();
+  in.input_vectors_per_slot = 1;
+  in.full_input_slots = 2;
+  const memory_plan plan = plan_memory(in);
+  const std::size_t vector = (std::size_t{1} << 20) * 32;
+  CHECK(plan.pinned_input_bytes == (4 * 1 + 2 * 2) * vector);
+  CHECK(plan.pinned_pool_bytes == (4 * 1 + 2 * 2 + 4) * vector);
+  CHECK(plan.pinned_pool_bytes < plan_memory(sample_input()).pinned_pool_bytes);
+  CHECK(plan.describe().find("assignments") != std::string::npos);
+  in.backend_bytes = 3 * vector;  // a backend's own a, b, c, charged once
+  CHECK(plan_memory(in).total_bytes == plan.total_bytes + 3 * vector);
+  in.backend_bytes = 0;
+  CHECK(plan.to_json().at("input_vectors_per_slot").to_number<std::size_t>() == 1);
+  in.full_input_slots = 9;  // never more than the slots
+  CHECK(plan_memory(in).full_input_slots == 4);
+  in.full_input_slots = 0;
+  CHECK_THROWS_AS(plan_memory(in), std::invalid_argument);
+  in.input_vectors_per_slot = 2;
+  CHECK_THROWS_AS(plan_memory(in), std::invalid_argument);
+  in.input_vectors_per_slot = 3;
+  in.full_input_slots = 1;
+  CHECK_THROWS_AS(plan_memory(in), std::invalid_argument);
+}
+
+TEST_CASE("a plan that does not fit is refused with its numbers", "[prover][memory_plan][cpu]") {
+  memory_plan_input in = sample_input();
+  in.budget_bytes = 900 * mib;  // needs 948 MiB
+  try {
+    (void)plan_memory(in);
+    FAIL("an oversized plan was accepted");
+  } catch (const memory_plan_error& e) {
+    const std::string message = e.what();
+    CHECK(message.find(std::to_string(948 * mib)) != std::string::npos);
+    CHECK(message.find(std::to_string(900 * mib)) != std::string::npos);
+    CHECK(message.find("pinned pool " + std::to_string(512 * mib)) != std::string::npos);
+    CHECK(message.find("PCE " + std::to_string(100 * mib)) != std::string::npos);
+    CHECK(message.find("4 slots") != std::string::npos);
+    CHECK(e.plan().total_bytes == 948 * mib);
+    CHECK_FALSE(e.plan().fits());
+  }
+  in.budget_bytes = 948 * mib;  // exactly enough
+  CHECK(plan_memory(in).headroom_bytes == 0);
+}
+
+TEST_CASE("without a budget the plan uses the available memory", "[prover][memory_plan][cpu]") {
+  memory_plan_input in = sample_input();
+  in.budget_bytes = 0;
+  const memory_plan plan = plan_memory(in, 16 * gib);
+  CHECK(plan.budget_from_available_memory);
+  CHECK(plan.budget_bytes == 16 * gib);
+  CHECK(plan.describe().find("MemAvailable") != std::string::npos);
+  CHECK_THROWS_AS(plan_memory(in, std::nullopt), memory_plan_error);
+  CHECK_THROWS_AS(plan_memory(in, 512 * mib), memory_plan_error);
+  // This machine reports its available memory.
+  REQUIRE(available_memory_bytes().has_value());
+  CHECK(*available_memory_bytes() > 0);
+}
+
+TEST_CASE("bad memory plan inputs are rejected", "[prover][memory_plan][cpu]") {
+  memory_plan_input in = sample_input();
+  in.pinned_slots = 0;
+  CHECK_THROWS_AS(plan_memory(in), std::invalid_argument);
+  in = sample_input();
+  in.domain_size = 1000;
+  CHECK_THROWS_AS(plan_memory(in), std::invalid_argument);
+  in = sample_input();
+  in.synthesis_concurrency = 0;
+  CHECK_THROWS_AS(plan_memory(in), std::invalid_argument);
+  in = sample_input();
+  in.synthesis_working_set_bytes = std::numeric_limits<std::size_t>::max() / 2 + 1;
+  CHECK_THROWS_AS(plan_memory(in), memory_plan_error);
+}
+
+TEST_CASE("a plan input from a circuit uses its PCE and working-set estimates",
+          "[prover][memory_plan][cpu]") {
+  const auto c = make_circuit("mimc", 16, 1, 0);
+  const memory_plan_input in = memory_plan_input_for(*c, 3, 2, 4 * gib);
+  CHECK(in.domain_size == 65536);
+  CHECK(in.pinned_slots == 3);
+  CHECK(in.synthesis_concurrency == 2);
+  CHECK(in.pce_bytes == estimate_pce_bytes(c->shape()));
+  CHECK(in.synthesis_working_set_bytes == estimate_synthesis_working_set(c->shape()));
+  const memory_plan plan = plan_memory(in);
+  CHECK(plan.pinned_pool_bytes == 3 * 4 * 65536 * 32);
+}
