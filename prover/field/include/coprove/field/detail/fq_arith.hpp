@@ -10,6 +10,10 @@
 #include <array>
 #include <cstdint>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace coprove::field::detail {
 
 using limbs6 = std::array<std::uint64_t, 6>;
@@ -17,16 +21,28 @@ using u128 = unsigned __int128;
 
 /// a + b + carry (carry 0 or 1); returns the low word, leaves the carry out in carry.
 inline std::uint64_t adc(std::uint64_t a, std::uint64_t b, std::uint64_t& carry) noexcept {
+#if defined(__x86_64__)
+  unsigned long long out;
+  carry = _addcarry_u64(static_cast<unsigned char>(carry), a, b, &out);
+  return out;
+#else
   const u128 t = static_cast<u128>(a) + b + carry;
   carry = static_cast<std::uint64_t>(t >> 64);
   return static_cast<std::uint64_t>(t);
+#endif
 }
 
 /// a - b - borrow (borrow 0 or 1); returns the low word, leaves the borrow out in borrow.
 inline std::uint64_t sbb(std::uint64_t a, std::uint64_t b, std::uint64_t& borrow) noexcept {
+#if defined(__x86_64__)
+  unsigned long long out;
+  borrow = _subborrow_u64(static_cast<unsigned char>(borrow), a, b, &out);
+  return out;
+#else
   const u128 t = static_cast<u128>(a) - b - borrow;
   borrow = static_cast<std::uint64_t>(t >> 127);
   return static_cast<std::uint64_t>(t);
+#endif
 }
 
 /// a + b * c + carry, which fits in 128 bits for any 64-bit inputs.
