@@ -6,11 +6,6 @@ namespace coprove::field {
 
 namespace {
 
-fq2 constant_fq2(const std::uint64_t (&c)[2][6]) noexcept {
-  return fq2{fq{{c[0][0], c[0][1], c[0][2], c[0][3], c[0][4], c[0][5]}},
-             fq{{c[1][0], c[1][1], c[1][2], c[1][3], c[1][4], c[1][5]}}};
-}
-
 /// (a + b s)^2 in Fq4 = Fq2[s] / (s^2 - (u + 1)): three Fq2 squarings.
 void fq4_square(const fq2& a, const fq2& b, fq2& out0, fq2& out1) noexcept {
   const fq2 a2 = a.square();
@@ -44,7 +39,7 @@ fq12 fq12::frobenius_map(unsigned power) const noexcept {
   power %= 12;
   const fq6 a = c0.frobenius_map(power);
   const fq6 b = c1.frobenius_map(power);
-  const fq2 k = constant_fq2(constants::fq12_frobenius_c1[power]);
+  const fq2 k = detail::fq2_constant(constants::fq12_frobenius_c1[power]);
   return {a, fq6{b.c0 * k, b.c1 * k, b.c2 * k}};
 }
 

@@ -3,15 +3,6 @@
 
 namespace coprove::field {
 
-namespace {
-
-fq2 constant_fq2(const std::uint64_t (&c)[2][6]) noexcept {
-  return fq2{fq{{c[0][0], c[0][1], c[0][2], c[0][3], c[0][4], c[0][5]}},
-             fq{{c[1][0], c[1][1], c[1][2], c[1][3], c[1][4], c[1][5]}}};
-}
-
-}  // namespace
-
 fq6 fq6::operator*(const fq6& o) const noexcept {
   // Karatsuba: the three diagonal products, then the cross terms from sums.
   const fq2 t0 = c0 * o.c0;
@@ -58,8 +49,8 @@ fq6 fq6::inverse() const noexcept {
 fq6 fq6::frobenius_map(unsigned power) const noexcept {
   power %= 6;
   return {c0.frobenius_map(power),
-          c1.frobenius_map(power) * constant_fq2(constants::fq6_frobenius_c1[power]),
-          c2.frobenius_map(power) * constant_fq2(constants::fq6_frobenius_c2[power])};
+          c1.frobenius_map(power) * detail::fq2_constant(constants::fq6_frobenius_c1[power]),
+          c2.frobenius_map(power) * detail::fq2_constant(constants::fq6_frobenius_c2[power])};
 }
 
 }  // namespace coprove::field

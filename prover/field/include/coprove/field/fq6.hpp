@@ -9,6 +9,14 @@
 
 namespace coprove::field {
 
+namespace detail {
+/// An Fq2 constant from its Montgomery limbs (c0 then c1), as the Frobenius tables store them.
+inline fq2 fq2_constant(const std::uint64_t (&c)[2][6]) noexcept {
+  return fq2{fq{{c[0][0], c[0][1], c[0][2], c[0][3], c[0][4], c[0][5]}},
+             fq{{c[1][0], c[1][1], c[1][2], c[1][3], c[1][4], c[1][5]}}};
+}
+}  // namespace detail
+
 /// An element c0 + c1 v + c2 v^2 of Fq6 (v^3 = u + 1).
 struct fq6 {
   fq2 c0, c1, c2;
