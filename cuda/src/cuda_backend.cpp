@@ -379,6 +379,8 @@ class cuda_backend final : public engine::compute_backend {
     try {
       enqueue_stages(w, task, pce, bytes, *events);
     } catch (...) {
+      // Part of the work may be queued and reading the caller's buffers, which the caller frees
+      // once it hears of the failure: let it finish first.
       COPROVE_CUDA_ASSERT_OK(cudaStreamSynchronize(w.work.get()));
       w.return_events(std::move(events));
       throw;

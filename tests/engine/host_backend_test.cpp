@@ -53,6 +53,7 @@ struct partition_data {
   }
 
   quotient_task task() { return quotient_task::from_evaluations(a, b, c, domain); }
+  quotient_task task_at(const fr& zeta) { return task().evaluate_at(zeta); }
 
   evaluation_domain domain;
   std::vector<fr> a, b, c, h, expected_h;
@@ -139,9 +140,7 @@ TEST_CASE("h stays with the host backend unless the task asks for its host copy"
   host_backend backend(1, 1);
   partition_data p(8);
   const fr zeta = fr::from_uint64(77);
-  auto task = p.task();
-  task.evaluate_at(zeta);
-  const quotient_result r = run(backend, worker_slot{}, task);
+  const quotient_result r = run(backend, worker_slot{}, p.task_at(zeta));
   CHECK_FALSE(r.h_copied);
   CHECK(r.values == p.expected_values(zeta));  // h(zeta) from the backend's own copy of h
   CHECK(backend.host_working_bytes(p.domain.size()) == 3 * p.domain.size() * sizeof(fr));
@@ -198,8 +197,7 @@ TEST_CASE("async_quotient takes use_future, deferred and callback tokens", "[pro
   host_backend backend(1, 1);
   partition_data p(5);
   const fr zeta = fr::from_uint64(9);
-  auto task = p.task();
-  task.evaluate_at(zeta);
+  const quotient_task task = p.task_at(zeta);
 
   CHECK(run(backend, worker_slot{}, task).values == p.expected_values(zeta));
 
@@ -272,8 +270,8 @@ TEST_CASE("a cancellation slot does not abort the host backend's work", "[prover
   asio::cancellation_signal cancel;
   std::optional<seen_completion> seen;
   const fr zeta = fr::from_uint64(31);
-  auto task = p.task();
-  task.evaluate_at(zeta).copy_h_to_host(p.h);
+  auto task = p.task_at(zeta);
+  task.copy_h_to_host(p.h);
   backend.async_quotient(worker_slot{}, task,
                          asio::bind_cancellation_slot(cancel.slot(), asio::bind_executor(io, [&](std::error_code ec,
                                                                                                  quotient_result r) {
