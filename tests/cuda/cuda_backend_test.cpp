@@ -103,8 +103,8 @@ TEST_CASE("the CUDA backend completes on the handler's executor, with every brid
   const host_reference expected(14, test_zeta(7));
   for (const char* bridge : {"host_func", "event_poller", "mapped_flag", "stream_write"}) {
     INFO("bridge " << bridge);
+    boost::asio::io_context io;  // outlives the backend, whose bridge posts to it
     auto gpu = cuda::make_cuda_backend({0}, 2, bridge);
-    boost::asio::io_context io;
     auto strand = boost::asio::make_strand(io);
     std::vector<fr> h(expected.domain.size());
     std::optional<std::tuple<std::error_code, quotient_result>> seen;

@@ -148,9 +148,9 @@ TEST_CASE("h stays with the host backend unless the task asks for its host copy"
 
 TEST_CASE("async_quotient completes on the handler's executor, never inline, keeping it busy meanwhile",
           "[prover][backend][cpu]") {
+  asio::io_context io;  // outlives the backend, whose workers post to it
   host_backend backend(1, 2);
   partition_data p(6);
-  asio::io_context io;
   auto strand = asio::make_strand(io);
   std::optional<seen_completion> seen;
   bool on_strand = false;
@@ -175,10 +175,10 @@ TEST_CASE("async_quotient completes on the handler's executor, never inline, kee
 }
 
 TEST_CASE("the tasks of one worker slot complete in the order they were started", "[prover][backend][cpu]") {
+  asio::io_context io;  // outlives the backend, whose workers post to it
   host_backend backend(1, 1);
   std::vector<partition_data> parts;
   for (std::uint64_t i = 0; i < 4; ++i) parts.emplace_back(9, 100 + i);
-  asio::io_context io;
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     auto task = parts[i].task();
@@ -194,6 +194,7 @@ TEST_CASE("the tasks of one worker slot complete in the order they were started"
 }
 
 TEST_CASE("async_quotient takes use_future, deferred and callback tokens", "[prover][backend][cpu]") {
+  asio::io_context io;  // outlives the backend, whose workers post to it
   host_backend backend(1, 1);
   partition_data p(5);
   const fr zeta = fr::from_uint64(9);
@@ -206,7 +207,6 @@ TEST_CASE("async_quotient takes use_future, deferred and callback tokens", "[pro
   CHECK_FALSE(ec);
   CHECK(deferred_result.values == p.expected_values(zeta));
 
-  asio::io_context io;
   std::optional<evaluation_values> values;
   backend.async_quotient(worker_slot{}, task, asio::bind_executor(io, [&](std::error_code ec, quotient_result r) {
                            CHECK_FALSE(ec);
@@ -218,9 +218,9 @@ TEST_CASE("async_quotient takes use_future, deferred and callback tokens", "[pro
 
 TEST_CASE("host backend errors arrive in its own category with a clear message, never inline",
           "[prover][backend][cpu]") {
+  asio::io_context io;  // outlives the backend, whose workers post to it
   host_backend backend(1, 2);
   partition_data p(4);
-  asio::io_context io;
   auto expect_error = [&](worker_slot worker, const quotient_task& task, host_backend_errc code) {
     std::optional<seen_completion> seen;
     backend.async_quotient(worker, task, asio::bind_executor(io, [&](std::error_code ec, quotient_result r) {
@@ -264,9 +264,9 @@ TEST_CASE("host backend errors arrive in its own category with a clear message, 
 }
 
 TEST_CASE("a cancellation slot does not abort the host backend's work", "[prover][backend][cpu]") {
+  asio::io_context io;  // outlives the backend, whose workers post to it
   host_backend backend(1, 1);
   partition_data p(10);
-  asio::io_context io;
   asio::cancellation_signal cancel;
   std::optional<seen_completion> seen;
   const fr zeta = fr::from_uint64(31);
