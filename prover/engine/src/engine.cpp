@@ -12,12 +12,12 @@
 #include <coprove/r1cs/synthesis.hpp>
 #include <coprove/pinned/pool.hpp>
 #include <coprove/runtime/async_semaphore.hpp>
-#include <coprove/runtime/completion_signal.hpp>
 #include <coprove/runtime/error.hpp>
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/metrics.hpp>
 #include <coprove/runtime/trace.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -1018,38 +1018,27 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       }
       const std::uint64_t started = now_ns();
 
-      runtime::completion_signal done;
-      gpu_stage_timings gpu_timings;
-      evaluation_values values{};
-      quotient_task task{a_span, b_span, c_span, h_span, j->domain.get()};
-      if (synthesized.matrices) {
-        // Only the assignment goes to the backend, which evaluates the matrices itself.
-        task.a = task.b = task.c = {};
-        task.witness = std::span<const fr>(a_span.data(), synthesized.assignment_size);
-        task.matrices = synthesized.matrices;
-      }
-      task.zeta = zeta;
-      task.values = &values;
-      try {
-        backend_->enqueue_quotient(worker.device, worker.slot, task, &gpu_timings, done);
-      } catch (const std::exception& e) {
-        leave_worker();
-        throw partition_failure(engine_errc::backend_failed, std::string(backend_->name()) + " backend refused the quotient on device " +
-                                                                 std::to_string(worker.device) + " slot " +
-                                                                 std::to_string(worker.slot) + ": " + e.what());
-      }
+      // Only the assignment goes to a backend that evaluates the matrices itself.
+      quotient_task task =
+          synthesized.matrices
+              ? quotient_task::from_assignment(std::span<const fr>(a_span.data(), synthesized.assignment_size),
+                                               synthesized.matrices, *j->domain)
+              : quotient_task::from_evaluations(a_span, b_span, c_span, *j->domain);
+      task.evaluate_at(zeta).copy_h_to_host(h_span);
       device_busy(worker.device, true);
       // Not cancellable: the buffers belong to the device until it is done with them.
-      std::error_code gpu_ec =
-          co_await done.async_wait(asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable));
+      auto [gpu_ec, quotient] = co_await backend_->async_quotient(
+          worker_slot{worker.device, worker.slot}, task,
+          asio::bind_cancellation_slot(asio::cancellation_slot(), asio::as_tuple(asio::use_awaitable)));
       const std::uint64_t finished = now_ns();
       device_busy(worker.device, false);
       leave_worker();
-      if (!gpu_ec) gpu_ec = done.result();
       if (gpu_ec)
         throw partition_failure(engine_errc::backend_failed, std::string(backend_->name()) + " quotient on device " +
                                                                  std::to_string(worker.device) + " slot " +
                                                                  std::to_string(worker.slot) + " failed: " + gpu_ec.message());
+      const quotient_timings& gpu_timings = quotient.timings;
+      const evaluation_values& values = quotient.values;
       result.timings.h2d_ns = gpu_timings.h2d_ns;
       result.timings.spmv_ns = gpu_timings.spmv_ns;
       result.timings.gpu_compute_ns = gpu_timings.compute_ns;
