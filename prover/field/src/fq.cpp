@@ -133,7 +133,7 @@ std::string fq::to_decimal() const {
     }
     if (!nonzero) break;
   }
-  if (out.empty()) out = "0";
+  if (out.empty()) return std::string(1, '0');
   std::reverse(out.begin(), out.end());
   return out;
 }

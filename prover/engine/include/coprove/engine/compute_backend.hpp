@@ -91,8 +91,9 @@ class compute_backend {
   /// outstanding work is counted on that executor meanwhile. The handler must have an associated
   /// executor (use_awaitable, use_future, bind_executor): a backend has none to fall back on.
   /// Cancellation: not supported once started. The device owns the task's buffers until the work
-  /// is done, so a cancellation slot bound to the handler is never connected and the operation
-  /// always runs to its end; a caller that gives up waits for the completion before freeing them.
+  /// is done, so a cancellation request through a slot bound to the handler changes nothing and the
+  /// operation always runs to its end; a caller that gives up waits for the completion before
+  /// freeing them.
   /// Order: the tasks of one worker slot run, and complete, in the order of these calls.
   template <boost::asio::completion_token_for<quotient_signature> Token>
   auto async_quotient(worker_slot worker, quotient_task task, Token&& token) {
