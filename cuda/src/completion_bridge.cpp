@@ -1,11 +1,12 @@
-// The completion bridge's four strategies. Each only sets completion signals (which post their
-// waiters); none runs user code on its own threads or blocks the caller.
+// The completion bridge's four strategies. Each only calls completion callbacks (short functions
+// that hand the completion on; a signal_when_done signal is set by one); none runs user code on
+// its own threads or blocks the caller.
 //
-// - host_func: cudaLaunchHostFunc per call; the driver's callback thread sets the signal. The
+// - host_func: cudaLaunchHostFunc per call; the driver's callback thread calls the callback. The
 //   driver never calls a host function after a context error, so a watchdog thread probes the
-//   devices with pending calls every few milliseconds and fails those signals instead of hanging.
+//   devices with pending calls every few milliseconds and fails those calls instead of hanging.
 // - event_poller: an event recorded per call (events are recycled per device); one poller thread
-//   queries the head event of each stream (so signals of a stream are set in order) with an
+//   queries the head event of each stream (so the calls of a stream finish in order) with an
 //   adaptive back-off: spin, then yield, then short timed sleeps; with nothing in flight it spins
 //   and yields for a further 300 us (a burst's next signal finds it awake), then blocks (no CPU
 //   while idle).
@@ -16,7 +17,7 @@
 //   (cuStreamWriteValue64, found through cudaGetDriverEntryPointByVersion): no kernel launch.
 //
 // The polling strategies can also be polled by another thread (poll(), as a runtime::spin_source
-// for run_spinning): whoever holds the state sets the signals, in order per stream; the poller
+// for run_spinning): whoever holds the state finishes the calls, in order per stream; the poller
 // thread stands back (10 us naps) while such a thread has polled within the last 20 us.
 #include "coprove/cuda/completion_bridge.hpp"
 
@@ -37,6 +38,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -134,7 +136,9 @@ class device_probe {
 
 class bridge_impl : public runtime::spin_source {
  public:
-  virtual void signal_when_done(cudaStream_t s, runtime::completion_signal done) = 0;
+  // Queues `done` for the stream's work so far, or calls it at once with the error that stopped
+  // that. May throw std::bad_alloc, having neither queued nor called it.
+  virtual void call_when_done(cudaStream_t s, completion_callback done) = 0;
   virtual std::size_t in_flight() const noexcept = 0;
   // spin_source: nothing to poll unless a strategy says otherwise.
   bool busy() const noexcept override { return false; }
@@ -164,32 +168,33 @@ class host_func_bridge final : public bridge_impl {
     watchdog_.join();
   }
 
-  void signal_when_done(cudaStream_t s, runtime::completion_signal done) override {
+  void call_when_done(cudaStream_t s, completion_callback done) override {
     int device = 0;
     if (const cudaError_t e = stream_device(s, &device); e != cudaSuccess) {
-      done.set(as_error(e));
+      done(as_error(e));
       return;
     }
-    auto* call = new payload{std::move(done), state_, device, {}};
+    auto call = std::make_unique<payload>(done, state_, device);
     bool was_idle = false;
     {
       std::lock_guard lock(state_->mutex);
       was_idle = state_->pending.empty();
-      state_->pending.insert(call);
+      state_->pending.insert(call.get());
     }
     if (was_idle) state_->wake.notify_all();
     (void)cudaGetLastError();
-    const cudaError_t e = cudaLaunchHostFunc(s, &on_host_func, call);
+    const cudaError_t e = cudaLaunchHostFunc(s, &on_host_func, call.get());
     if (e != cudaSuccess) {
       {
         std::lock_guard lock(state_->mutex);
-        state_->pending.erase(call);
+        state_->pending.erase(call.get());
       }
       state_->drained.notify_all();
-      auto failed = std::move(call->done);
-      delete call;
-      failed.set(as_error(e));
+      call.reset();
+      done(as_error(e));
+      return;
     }
+    (void)call.release();  // the host function (or a late one after the watchdog) frees it
   }
 
   std::size_t in_flight() const noexcept override {
@@ -207,17 +212,19 @@ class host_func_bridge final : public bridge_impl {
     bool stopping = false;
   };
   struct payload {
-    runtime::completion_signal done;
+    payload(completion_callback d, std::shared_ptr<shared_state> s, int dev) noexcept
+        : done(d), state(std::move(s)), device(dev) {}
+    completion_callback done;
     std::shared_ptr<shared_state> state;  // keeps the bookkeeping alive for a late host function
     int device;
-    std::atomic<bool> claimed;  // set by whoever sets `done`: the host function or the watchdog
+    std::atomic<bool> claimed{false};  // set by whoever calls `done`: the host function or the watchdog
   };
 
-  // The host function: only sets the signal (which posts its waiters) and frees its payload.
+  // The host function: only calls the callback (which hands the completion on) and frees its payload.
   static void CUDART_CB on_host_func(void* p) {
     auto* call = static_cast<payload*>(p);
     auto state = call->state;
-    if (!call->claimed.exchange(true)) call->done.set();
+    if (!call->claimed.exchange(true)) call->done({});
     {
       std::lock_guard lock(state->mutex);
       state->pending.erase(call);
@@ -254,7 +261,7 @@ class host_func_bridge final : public bridge_impl {
             continue;
           }
           // The payload stays allocated: a host function that still ran would use it.
-          if (!call->claimed.exchange(true)) call->done.set(as_error(e));
+          if (!call->claimed.exchange(true)) call->done(as_error(e));
           it = state.pending.erase(it);
         }
       }
@@ -286,7 +293,7 @@ class polling_bridge : public bridge_impl {
 
  protected:
   struct entry {
-    runtime::completion_signal done;
+    completion_callback done;
     int device = 0;
     cudaEvent_t event = nullptr;   // event_poller
     unsigned slot = 0;             // flags
@@ -333,13 +340,13 @@ class polling_bridge : public bridge_impl {
   }
 
   void finish(entry& e, cudaError_t result) noexcept {
-    e.done.set(as_error(result));
+    e.done(as_error(result));
     recycle(e);
     pending_.fetch_sub(1, std::memory_order_release);
   }
 
-  // Sets the signals whose work is done, in order per stream; mutex_ held. Setting under the lock
-  // keeps the order even when two threads poll one after the other.
+  // Calls the callbacks whose work is done, in order per stream; mutex_ held. Calling under the
+  // lock keeps the order even when two threads poll one after the other.
   std::size_t scan_locked() noexcept {
     std::size_t done = 0;
     for (auto it = queues_.begin(); it != queues_.end();) {
@@ -488,7 +495,7 @@ class event_poller_bridge final : public polling_bridge {
     }
   }
 
-  void signal_when_done(cudaStream_t s, runtime::completion_signal done) override {
+  void call_when_done(cudaStream_t s, completion_callback done) override {
     int device = 0;
     cudaEvent_t ev = nullptr;
     cudaError_t e = stream_device(s, &device);
@@ -497,11 +504,11 @@ class event_poller_bridge final : public polling_bridge {
       std::lock_guard lock(mutex_);
       (void)cudaGetLastError();
       e = cudaEventRecord(ev, s);
-      if (e == cudaSuccess) push_locked(s, entry{std::move(done), device, ev, 0, 0});
+      if (e == cudaSuccess) push_locked(s, entry{done, device, ev, 0, 0});
     }
     if (e != cudaSuccess) {
       if (ev != nullptr) give_event(device, ev);
-      done.set(as_error(e));
+      done(as_error(e));
     }
   }
 
@@ -631,7 +638,7 @@ class flag_bridge final : public polling_bridge {
     COPROVE_CUDA_ASSERT_OK(cudaFreeHost(flags_host_));
   }
 
-  void signal_when_done(cudaStream_t s, runtime::completion_signal done) override {
+  void call_when_done(cudaStream_t s, completion_callback done) override {
     int device = 0;
     cudaError_t e = stream_device(s, &device);
     if (e == cudaSuccess) {
@@ -645,11 +652,11 @@ class flag_bridge final : public polling_bridge {
         e = enqueue_write(device, s, flags_device_ + it->second.index, seq);
         if (e == cudaSuccess) {
           it->second.next_seq = seq;
-          push_locked(s, entry{std::move(done), device, nullptr, it->second.index, seq});
+          push_locked(s, entry{done, device, nullptr, it->second.index, seq});
         }
       }
     }
-    if (e != cudaSuccess) done.set(as_error(e));
+    if (e != cudaSuccess) done(as_error(e));
   }
 
  protected:
@@ -723,19 +730,35 @@ completion_bridge::completion_bridge(strategy s) : strategy_(s) {
 
 completion_bridge::~completion_bridge() = default;
 
-void completion_bridge::signal_when_done(cudaStream_t stream, runtime::completion_signal done) {
+void completion_bridge::call_when_done(cudaStream_t stream, completion_callback callback) noexcept {
   // On a stream being captured into a graph, a host function, event or kernel would become a
-  // graph node and the signal would never be set: refuse instead.
+  // graph node and the callback would never run: refuse instead.
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   (void)cudaGetLastError();
   cudaError_t e = cudaStreamIsCapturing(stream, &capture);
   if (e == cudaSuccess && capture != cudaStreamCaptureStatusNone) e = cudaErrorStreamCaptureUnsupported;
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
-    done.set(make_error_code(e));
+    callback(make_error_code(e));
     return;
   }
-  impl_->signal_when_done(stream, std::move(done));
+  try {
+    impl_->call_when_done(stream, callback);
+  } catch (...) {
+    // Out of memory for the bookkeeping: the callback was neither queued nor called.
+    callback(make_error_code(cudaErrorMemoryAllocation));
+  }
+}
+
+void completion_bridge::signal_when_done(cudaStream_t stream, runtime::completion_signal done) {
+  auto held = std::make_unique<runtime::completion_signal>(std::move(done));
+  const completion_callback set_it{[](void* context, std::error_code result) noexcept {
+                                     const std::unique_ptr<runtime::completion_signal> signal(
+                                         static_cast<runtime::completion_signal*>(context));
+                                     signal->set(result);
+                                   },
+                                   held.release()};
+  call_when_done(stream, set_it);
 }
 
 std::size_t completion_bridge::in_flight() const noexcept { return impl_->in_flight(); }

@@ -4,8 +4,9 @@
 // matrices, uploaded once a device and kept while the host's pce_matrices object is in use) -> a, b,
 // c at zeta (while the buffers still hold the evaluations) -> quotient_async -> h at zeta -> D2H h
 // into a pinned lease and the four values into a small pinned area, timed with events, marked with
-// NVTX ranges, and completed through the device's completion bridge. The timings and the values are
-// read once the work is done, before the caller's signal is set.
+// NVTX ranges, and completed through the device's completion bridge, whose callback reads the
+// timings and the values and submits the caller's handler to its executor (h stays on the device
+// when the task does not ask for its host copy).
 #include <coprove/cuda/cuda_backend.hpp>
 
 #include <coprove/cuda/completion_bridge.hpp>
@@ -17,12 +18,8 @@
 #include <coprove/cuda/ntt.hpp>
 #include <coprove/cuda/spmv.hpp>
 #include <coprove/cuda/stream.hpp>
-#include <coprove/runtime/completion_signal.hpp>
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/spin_runner.hpp>
-
-#include <boost/asio/bind_executor.hpp>
-#include <boost/asio/system_executor.hpp>
 
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
@@ -42,6 +39,39 @@
 #include <vector>
 
 namespace coprove::cuda {
+
+namespace {
+
+class cuda_backend_category_impl final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "coprove.cuda_backend"; }
+  std::string message(int value) const override {
+    switch (static_cast<cuda_backend_errc>(value)) {
+      case cuda_backend_errc::no_such_worker_slot: return "cuda backend: no such worker slot";
+      case cuda_backend_errc::invalid_task: return "cuda backend: the quotient task does not fit its domain or stages";
+      case cuda_backend_errc::unsupported_domain: return "cuda backend: the domain is outside the NTT's sizes";
+      case cuda_backend_errc::enqueue_failed: return "cuda backend: enqueuing the task failed on the host";
+    }
+    return "unknown coprove.cuda_backend error " + std::to_string(value);
+  }
+  std::error_condition default_error_condition(int value) const noexcept override {
+    switch (static_cast<cuda_backend_errc>(value)) {
+      case cuda_backend_errc::no_such_worker_slot:
+      case cuda_backend_errc::invalid_task:
+      case cuda_backend_errc::unsupported_domain: return std::errc::invalid_argument;
+      default: return {value, *this};
+    }
+  }
+};
+
+}  // namespace
+
+const std::error_category& cuda_backend_category() noexcept {
+  static const cuda_backend_category_impl category;
+  return category;
+}
+
+std::error_code make_error_code(cuda_backend_errc e) noexcept { return {static_cast<int>(e), cuda_backend_category()}; }
 
 namespace {
 
@@ -66,13 +96,24 @@ struct pinned_values {
   ~pinned_values() { COPROVE_CUDA_ASSERT_OK(cudaFreeHost(data)); }
 };
 
-// The timing events of one quotient: start, after H2D, after the SpMV (at once without matrices),
-// after a/b/c at zeta, after the quotient kernels, after h at zeta, after D2H; and where the values
-// at zeta land on the host.
+class cuda_backend;
+struct device_slot;
+
+// One task in flight, kept by its slot for the next one: the timing events (start, after H2D,
+// after the SpMV (at once without it), after a/b/c at zeta, after the quotient kernels, after h at
+// zeta, after D2H), where the values at zeta land on the host, and, while the bridge holds it,
+// what the completion needs.
 struct stage_events {
   event start{cudaEventDefault}, h2d{cudaEventDefault}, spmv{cudaEventDefault}, evaluated{cudaEventDefault},
       compute{cudaEventDefault}, h_evaluated{cudaEventDefault}, d2h{cudaEventDefault};
   pinned_values values;
+
+  cuda_backend* owner = nullptr;
+  device_slot* slot = nullptr;
+  engine::quotient_stages stages;
+  std::uint64_t h2d_bytes = 0;
+  std::shared_ptr<const r1cs::pce_matrices> matrices;
+  engine::quotient_completion done;
 };
 
 struct device_buffer {
@@ -119,8 +160,9 @@ struct device_pce {
     } catch (const cuda_error& e) {
       release();
       if (e.status() != cudaErrorMemoryAllocation) throw;
-      throw std::runtime_error("cuda backend: device " + std::to_string(dev) + " has no room for the matrices of " +
-                               circuit_id + " (" + std::to_string(bytes) + " bytes): " + e.what());
+      throw cuda_error(cudaErrorMemoryAllocation, "cuda backend: device " + std::to_string(dev) +
+                                                      " has no room for the matrices of " + circuit_id + " (" +
+                                                      std::to_string(bytes) + " bytes): " + e.what());
     } catch (...) {
       release();
       throw;
@@ -161,7 +203,7 @@ struct cached_pce {
 // The cache, by (device index, host matrices).
 using device_pce_map = std::map<std::pair<std::size_t, const r1cs::pce_matrices*>, cached_pce>;
 
-struct worker_slot {
+struct device_slot {
   int device = 0;
   std::size_t index = 0;
   stream work;
@@ -174,7 +216,7 @@ struct worker_slot {
   std::mutex events_mutex;
   std::vector<std::unique_ptr<stage_events>> free_events;
 
-  worker_slot(int dev, std::size_t i) : device(dev), index(i), work(dev) {
+  device_slot(int dev, std::size_t i) : device(dev), index(i), work(dev) {
     a.device = b.device = c.device = evaluation.device = witness.device = dev;
   }
 
@@ -224,9 +266,13 @@ struct worker_slot {
     free_events.pop_back();
     return e;
   }
-  void return_events(std::unique_ptr<stage_events> e) {
-    std::lock_guard lock(events_mutex);
-    free_events.push_back(std::move(e));
+  void return_events(std::unique_ptr<stage_events> e) noexcept {
+    try {
+      std::lock_guard lock(events_mutex);
+      free_events.push_back(std::move(e));
+    } catch (...) {
+      // No room to keep them: they are destroyed, and made anew for a later task.
+    }
   }
 };
 
@@ -241,7 +287,7 @@ class cuda_backend final : public engine::compute_backend {
     for (int d : devices_) {
       names_.push_back(device_name(d));
       scoped_device on(d);
-      for (std::size_t s = 0; s < slots_per_device_; ++s) slots_.push_back(std::make_unique<worker_slot>(d, s));
+      for (std::size_t s = 0; s < slots_per_device_; ++s) slots_.push_back(std::make_unique<device_slot>(d, s));
       bridges_.push_back(std::make_unique<completion_bridge>(bridge));
     }
     COPROVE_LOG(info, "cuda") << "CUDA backend on " << devices_.size() << " device(s), " << slots_per_device_
@@ -249,8 +295,8 @@ class cuda_backend final : public engine::compute_backend {
   }
 
   ~cuda_backend() override {
-    // The bridges set every outstanding signal; then the timing handlers that read our events
-    // must have run before the slots go away.
+    // The bridges finish every task in flight (completing its operation); every finish() that
+    // reads our events must have returned before the slots go away.
     bridges_.clear();
     std::unique_lock lock(outstanding_mutex_);
     outstanding_done_.wait(lock, [&] { return outstanding_ == 0; });
@@ -265,90 +311,138 @@ class cuda_backend final : public engine::compute_backend {
     return make_cuda_host_allocator(host_allocator_kind::host_register);
   }
 
-  void enqueue_quotient(std::size_t device, std::size_t slot, const engine::quotient_task& task,
-                        engine::gpu_stage_timings* timings, runtime::completion_signal done) override {
-    check_device(device);
-    if (slot >= slots_per_device_)
-      throw std::invalid_argument("cuda backend: slot " + std::to_string(slot) + " out of range (" +
-                                  std::to_string(slots_per_device_) + " slots per device)");
-    engine::check_quotient_task("cuda", task);
-    const std::size_t n = task.domain->size();
-    if (task.domain->log_size() < ntt_plan::min_log_size || task.domain->log_size() > ntt_plan::max_log_size)
-      throw std::invalid_argument("cuda backend: domain size 2^" + std::to_string(task.domain->log_size()) +
-                                  " outside the NTT's range");
+  void start_quotient(engine::worker_slot worker, engine::quotient_task task,
+                      engine::quotient_completion done) noexcept override {
+    try {
+      if (worker.device >= devices_.size() || worker.slot >= slots_per_device_) {
+        COPROVE_LOG(error, "cuda") << "cuda backend: worker slot " << worker.slot << " of device " << worker.device
+                                   << " out of range (" << devices_.size() << " devices, " << slots_per_device_
+                                   << " slots each)";
+        done.complete(make_error_code(cuda_backend_errc::no_such_worker_slot), {});
+        return;
+      }
+      try {
+        engine::check_quotient_task("cuda", task);
+      } catch (const std::invalid_argument& e) {
+        COPROVE_LOG(error, "cuda") << "refused a quotient task: " << e.what();
+        done.complete(make_error_code(cuda_backend_errc::invalid_task), {});
+        return;
+      }
+      const unsigned log_n = task.domain->log_size();
+      if (log_n < ntt_plan::min_log_size || log_n > ntt_plan::max_log_size) {
+        COPROVE_LOG(error, "cuda") << "cuda backend: domain size 2^" << log_n << " outside the NTT's range (2^"
+                                   << ntt_plan::min_log_size << " to 2^" << ntt_plan::max_log_size << ")";
+        done.complete(make_error_code(cuda_backend_errc::unsupported_domain), {});
+        return;
+      }
+      enqueue(worker, task, done);
+    } catch (const cuda_error& e) {
+      log_failed_enqueue(worker, e.what());
+      done.complete(e.code(), {});
+    } catch (const std::exception& e) {
+      log_failed_enqueue(worker, e.what());
+      done.complete(make_error_code(cuda_backend_errc::enqueue_failed), {});
+    } catch (...) {
+      done.complete(make_error_code(cuda_backend_errc::enqueue_failed), {});
+    }
+  }
 
-    worker_slot& w = *slots_[device * slots_per_device_ + slot];
+  static void log_failed_enqueue(engine::worker_slot worker, const char* what) noexcept {
+    try {
+      runtime::log_fields fields;
+      fields.device = static_cast<int>(worker.device);
+      COPROVE_LOG_F(error, "cuda", fields) << "enqueuing a quotient on slot " << worker.slot << " failed: " << what;
+    } catch (...) {
+    }
+  }
+
+  // Makes room on the device, enqueues the task's stages on the slot's stream and hands `done`,
+  // with the task's events, to the device's completion bridge. Throws (leaving `done` to the
+  // caller) when the work could not be enqueued; whatever part of it was is finished first, since
+  // it may read the caller's buffers.
+  void enqueue(engine::worker_slot worker, const engine::quotient_task& task, engine::quotient_completion& done) {
+    const unsigned log_n = task.domain->log_size();
+    device_slot& w = *slots_[worker.device * slots_per_device_ + worker.slot];
     scoped_device on(w.device);
-    if (!w.prepared_for(task.domain->log_size())) {
+    if (!w.prepared_for(log_n)) {
       // A size this device has not seen: buffers and plans for every slot of the device at once
       // (blocking, once per size), so that later partitions never wait for a plan.
-      for (std::size_t s = 0; s < slots_per_device_; ++s)
-        slots_[device * slots_per_device_ + s]->prepare(task.domain->log_size());
+      for (std::size_t s = 0; s < slots_per_device_; ++s) slots_[worker.device * slots_per_device_ + s]->prepare(log_n);
     }
     const device_pce* pce = nullptr;
-    if (task.matrices) {
-      pce = &device_matrices(device, task.matrices, true);
+    if (task.stages.contains(engine::quotient_stage::spmv)) {
+      pce = &device_matrices(worker.device, task.matrices, true);
       w.prepare_witness(task.witness.size());
     }
-    const std::size_t bytes = n * sizeof(field::fr);
-    const cudaStream_t s = w.work.get();
+    const std::size_t bytes = task.domain->size() * sizeof(field::fr);
     auto events = w.take_events();
     try {
       enqueue_stages(w, task, pce, bytes, *events);
     } catch (...) {
       // Part of the work may be queued and reading the caller's buffers, which the caller frees
-      // when this throws: let it finish first.
-      COPROVE_CUDA_ASSERT_OK(cudaStreamSynchronize(s));
+      // once it hears of the failure: let it finish first.
+      COPROVE_CUDA_ASSERT_OK(cudaStreamSynchronize(w.work.get()));
       w.return_events(std::move(events));
       throw;
     }
-
-    // The stream's completion, then the timings, then the caller's signal.
-    runtime::completion_signal stream_done;
+    // From here on the bridge owns the completion: it calls finish() once the stream is done.
+    events->owner = this;
+    events->slot = &w;
+    events->stages = task.stages;
+    events->h2d_bytes = pce != nullptr ? task.witness.size_bytes() : 3 * bytes;
+    events->matrices = task.matrices;
+    events->done = std::move(done);
     {
       std::lock_guard lock(outstanding_mutex_);
       ++outstanding_;
     }
-    stream_done.async_wait(boost::asio::bind_executor(
-        boost::asio::system_executor(),
-        [this, &w, events = std::move(events), timings, values = task.values, done, matrices = task.matrices,
-         h2d_bytes = task.matrices ? task.witness.size_bytes() : 3 * bytes,
-         spmv = task.matrices != nullptr](std::error_code ec) mutable {
-          if (!ec && values != nullptr) {
-            *values = engine::evaluation_values{events->values.data[0], events->values.data[1],
-                                                events->values.data[2], events->values.data[3]};
-          }
-          if (!ec && timings != nullptr) {
-            try {
-              timings->h2d_ns = elapsed_ns(events->start, events->h2d);
-              timings->h2d_bytes = h2d_bytes;
-              timings->spmv_ns = spmv ? elapsed_ns(events->h2d, events->spmv) : 0;
-              timings->compute_ns = elapsed_ns(events->evaluated, events->compute);
-              timings->d2h_ns = elapsed_ns(events->h_evaluated, events->d2h);
-              timings->evaluation_ns = values == nullptr ? 0
-                                                         : elapsed_ns(events->spmv, events->evaluated) +
-                                                               elapsed_ns(events->compute, events->h_evaluated);
-            } catch (const std::exception& e) {
-              COPROVE_LOG(warning, "cuda") << "reading the stage timings failed: " << e.what();
-            }
-          }
-          w.return_events(std::move(events));
-          // The task held its matrices until its work was done, so their device copy is never
-          // freed under a running SpMV; let go before the signal, so that a caller who drops its
-          // own reference once the signal is set finds them unused at its next call.
-          matrices.reset();
-          done.set(ec);
-          std::lock_guard lock(outstanding_mutex_);
-          if (--outstanding_ == 0) outstanding_done_.notify_all();
-        }));
-    bridges_[device]->signal_when_done(s, stream_done);
+    bridges_[worker.device]->call_when_done(w.work.get(), completion_callback{&finish, events.release()});
   }
 
-  // H2D a, b, c (or H2D w and the SpMV) -> a, b, c at zeta -> the quotient kernels -> h at zeta
-  // -> D2H h and the values, on the slot's stream, with timing events. The quotient overwrites all
-  // three buffers, so a, b and c are evaluated before it.
-  static void enqueue_stages(worker_slot& w, const engine::quotient_task& task, const device_pce* pce,
+  // The bridge's callback: reads the timings and the values, gives the events back and submits the
+  // caller's handler to its executor, on whichever thread found the stream done.
+  static void finish(void* context, std::error_code ec) noexcept {
+    std::unique_ptr<stage_events> events(static_cast<stage_events*>(context));
+    cuda_backend& self = *events->owner;
+    engine::quotient_result result;
+    if (!ec) {
+      const bool evaluated = events->stages.contains(engine::quotient_stage::evaluate_at_zeta);
+      if (evaluated)
+        result.values = engine::evaluation_values{events->values.data[0], events->values.data[1],
+                                                  events->values.data[2], events->values.data[3]};
+      try {
+        engine::quotient_timings& t = result.timings;
+        t.h2d_ns = elapsed_ns(events->start, events->h2d);
+        t.h2d_bytes = events->h2d_bytes;
+        t.spmv_ns = events->stages.contains(engine::quotient_stage::spmv) ? elapsed_ns(events->h2d, events->spmv) : 0;
+        t.compute_ns = elapsed_ns(events->evaluated, events->compute);
+        t.d2h_ns = elapsed_ns(events->h_evaluated, events->d2h);
+        t.evaluation_ns =
+            evaluated ? elapsed_ns(events->spmv, events->evaluated) + elapsed_ns(events->compute, events->h_evaluated) : 0;
+      } catch (const std::exception& e) {
+        COPROVE_LOG(warning, "cuda") << "reading the stage timings failed: " << e.what();
+      }
+      result.h_copied = events->stages.contains(engine::quotient_stage::copy_h_to_host);
+    }
+    engine::quotient_completion done = std::move(events->done);
+    // The task held its matrices until its work was done, so their device copy is never freed
+    // under a running SpMV; let go before the caller hears of it, so that a caller who drops its
+    // own reference then finds them unused at its next call.
+    events->matrices.reset();
+    events->slot->return_events(std::move(events));
+    done.complete(ec, std::move(result));
+    std::lock_guard lock(self.outstanding_mutex_);
+    if (--self.outstanding_ == 0) self.outstanding_done_.notify_all();
+  }
+
+  // The task's stages on the slot's stream, with timing events: H2D a, b, c (or H2D w and the
+  // SpMV) -> a, b, c at zeta -> the quotient kernels -> h at zeta -> D2H of h and the values, as
+  // listed. The quotient overwrites all three buffers, so a, b and c are evaluated before it; h
+  // stays in the first of them until the slot's next task.
+  static void enqueue_stages(device_slot& w, const engine::quotient_task& task, const device_pce* pce,
                              std::size_t bytes, stage_events& events) {
+    const bool evaluate = task.stages.contains(engine::quotient_stage::evaluate_at_zeta);
+    const bool copy_h = task.stages.contains(engine::quotient_stage::copy_h_to_host);
     const cudaStream_t s = w.work.get();
     const unsigned log_n = task.domain->log_size();
     field::fr* const d_values = w.evaluation.data;
@@ -374,7 +468,7 @@ class cuda_backend final : public engine::compute_backend {
                      s);
     }
     events.spmv.record(s);
-    if (task.values != nullptr) {
+    if (evaluate) {
       nvtx_range range("coprove evaluation abc");
       const void* const polys[] = {w.a.data, w.b.data, w.c.data};
       evaluate_lagrange_async(polys, 3, log_n, to_field_words(task.domain->omega()),
@@ -386,15 +480,15 @@ class cuda_backend final : public engine::compute_backend {
       quotient_async(*w.plans.at(log_n), w.a.data, w.b.data, w.c.data, s);
       events.compute.record(s);
     }
-    if (task.values != nullptr) {
+    if (evaluate) {
       nvtx_range range("coprove evaluation h");
       evaluate_coefficients_async(w.a.data, log_n, zeta, d_values + 3, d_scratch, s);
     }
     events.h_evaluated.record(s);
     {
       nvtx_range range("coprove d2h");
-      COPROVE_CUDA_TRY(cudaMemcpyAsync(task.h.data(), w.a.data, bytes, cudaMemcpyDeviceToHost, s));
-      if (task.values != nullptr)
+      if (copy_h) COPROVE_CUDA_TRY(cudaMemcpyAsync(task.h.data(), w.a.data, bytes, cudaMemcpyDeviceToHost, s));
+      if (evaluate)
         COPROVE_CUDA_TRY(cudaMemcpyAsync(events.values.data, d_values, 4 * sizeof(field::fr),
                                          cudaMemcpyDeviceToHost, s));
       events.d2h.record(s);
@@ -430,7 +524,7 @@ class cuda_backend final : public engine::compute_backend {
   // the copy: a thread whose matrices are resident never waits for another circuit's upload. The
   // copies of matrices nobody uses any more are freed, after the mutex is released, before an
   // upload (their room may be needed) and on every call from prepare_matrices; never when
-  // enqueue_quotient finds its matrices resident, since cudaFree waits for the device and the
+  // start_quotient finds its matrices resident, since cudaFree waits for the device and the
   // enqueuing thread is the engine's io thread.
   const device_pce& device_matrices(std::size_t device, const std::shared_ptr<const r1cs::pce_matrices>& m,
                                     bool enqueuing) {
@@ -520,7 +614,7 @@ class cuda_backend final : public engine::compute_backend {
   std::vector<int> devices_;
   std::size_t slots_per_device_;
   std::vector<std::string> names_;
-  std::vector<std::unique_ptr<worker_slot>> slots_;  // device * slots_per_device + slot
+  std::vector<std::unique_ptr<device_slot>> slots_;  // device * slots_per_device + slot
   mutable std::mutex pces_mutex_;
   std::condition_variable pce_uploaded_;  // an upload ended (resident or failed)
   device_pce_map pces_;

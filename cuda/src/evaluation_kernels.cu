@@ -88,9 +88,10 @@ __device__ fr_device fr_pow2k(fr_device x, unsigned k) {
 
 /// 1/x = x^(r-2) (Fermat); x must not be zero.
 __device__ fr_device fr_inverse(const fr_device& x) {
-  // r - 2, little-endian 32-bit limbs.
-  const std::uint32_t e[8] = {0xffffffffu, 0xfffffffeu, 0xfffe5bfeu, 0x53bda402u,
-                              0x09a1d805u, 0x3339d808u, 0x299d7d48u, 0x73eda753u};
+  // r - 2, little-endian 32-bit limbs: r's lowest limb is 1, so the subtraction borrows from the next.
+  using namespace fr_detail;
+  static_assert(r0 == 1u && r1 != 0u, "r - 2 borrows exactly once");
+  const std::uint32_t e[8] = {r0 - 2u, r1 - 1u, r2, r3, r4, r5, r6, r7};
   fr_device result = fr_one();
   for (int limb = 7; limb >= 0; --limb) {
     for (int bit = 31; bit >= 0; --bit) {

@@ -1,6 +1,7 @@
 // The pool's bookkeeping: free buffers by size, the FIFO queue of waiting checkouts, the allocator
 // thread that makes and frees every buffer, and the stats and metrics. One mutex guards it all, so
-// leases can come back from any thread; handlers are only ever posted (checkout_op::complete).
+// leases can come back from any thread; handlers are only ever scheduled on their own executors
+// (checkout_op::complete), never run here.
 #include "coprove/pinned/pool.hpp"
 
 #include "coprove/runtime/error.hpp"
@@ -131,9 +132,7 @@ class pool_core : public std::enable_shared_from_this<pool_core> {
       } else {
         waiter w{next_id_++, op, bytes, round_up_to_pages(bytes), clock::now()};
         const auto served = queue_.empty() ? serve_locked(w, done) : serve_result::exhausted;
-        if (served == serve_result::allocating) {
-          op->install_cancellation(weak_from_this(), w.id);
-        } else if (served == serve_result::exhausted) {
+        if (served == serve_result::exhausted) {
           if (config_.fallback == pool_config::fallback_policy::pageable) {
             done.push_back({op, {}, {}});
             fallback_locked(bytes, "the pool is exhausted", done.back());
@@ -141,7 +140,6 @@ class pool_core : public std::enable_shared_from_this<pool_core> {
             ++stats_.waits;
             metrics_.waits->inc();
             queue_.push_back(w);
-            op->install_cancellation(weak_from_this(), w.id);
           }
         }
       }
@@ -171,19 +169,23 @@ class pool_core : public std::enable_shared_from_this<pool_core> {
     return {};
   }
 
-  void cancel(std::uint64_t id) {
+  // A checkout still waiting (queued, or for its allocation) completes with operation_aborted;
+  // one already completed, or never waiting, is not found and nothing happens.
+  void cancel(const checkout_op* op) {
     checkout_op* cancelled = nullptr;
     completions done;
     {
       std::lock_guard lock(mutex_);
-      auto it = std::find_if(queue_.begin(), queue_.end(), [id](const waiter& w) { return w.id == id; });
+      auto it = std::find_if(queue_.begin(), queue_.end(), [op](const waiter& w) { return w.op == op; });
       if (it != queue_.end()) {
         cancelled = it->op;
         account_wait_locked(*it);
         queue_.erase(it);
         // A cancelled head may have held back checkouts that fit now.
         serve_queue_locked(done);
-      } else if (auto a = allocating_.find(id); a != allocating_.end()) {
+      } else if (auto a = std::find_if(allocating_.begin(), allocating_.end(),
+                                       [op](const auto& entry) { return entry.second.op == op; });
+                 a != allocating_.end()) {
         // Its buffer is still being made; it will join the free list.
         cancelled = a->second.op;
         allocating_.erase(a);
@@ -193,10 +195,7 @@ class pool_core : public std::enable_shared_from_this<pool_core> {
         metrics_.cancellations->inc();
       }
     }
-    if (cancelled) {
-      cancelled->clear_cancellation();
-      cancelled->complete(runtime::operation_aborted(), {});
-    }
+    if (cancelled) cancelled->complete(runtime::operation_aborted(), {});
     run(done);
   }
 
@@ -621,10 +620,10 @@ class pool_core : public std::enable_shared_from_this<pool_core> {
   std::thread thread_;
 };
 
-void cancel_checkout(const std::weak_ptr<pool_core>& core, std::uint64_t id) noexcept {
-  if (auto c = core.lock()) {
+void checkout_op::cancel() noexcept {
+  if (auto c = core_.lock()) {
     try {
-      c->cancel(id);
+      c->cancel(this);
     } catch (...) {
       COPROVE_LOG(error, "pinned") << "cancelling a checkout failed";
     }

@@ -8,29 +8,12 @@
 namespace coprove::runtime {
 namespace detail {
 
-void semaphore_core::link_back(semaphore_waiter* w) noexcept {
-  w->prev = tail_;
-  w->next = nullptr;
-  if (tail_) tail_->next = w; else head_ = w;
-  tail_ = w;
-  w->queued = true;
-  ++waiter_count_;
-}
-
-void semaphore_core::unlink(semaphore_waiter* w) noexcept {
-  if (w->prev) w->prev->next = w->next; else head_ = w->next;
-  if (w->next) w->next->prev = w->prev; else tail_ = w->prev;
-  w->prev = w->next = nullptr;
-  w->queued = false;
-  --waiter_count_;
-}
-
 void semaphore_core::grant_from_head(semaphore_waiter*& ready) noexcept {
   semaphore_waiter* last = ready;
   while (last && last->next) last = last->next;
-  while (head_ && head_->units <= available_locked()) {
-    semaphore_waiter* w = head_;
-    unlink(w);
+  while (!queue_.empty() && queue_.front()->units <= available_locked()) {
+    semaphore_waiter* w = queue_.front();
+    queue_.erase(w);
     in_use_ += w->units;
     w->granted = true;
     --pinned_ops_;  // from here on its units keep the core alive
@@ -43,7 +26,7 @@ void semaphore_core::schedule_all(semaphore_waiter* ready) noexcept {
   while (ready) {
     semaphore_waiter* next = ready->next;
     ready->next = nullptr;
-    ready->schedule(ready);  // may free nothing yet: the op frees itself on its executor
+    ready->schedule();  // may free nothing yet: the op frees itself on its executor
     ready = next;
   }
 }
@@ -56,7 +39,7 @@ bool semaphore_core::try_complete_now(std::size_t units, std::error_code& ec) {
     ec = operation_aborted();
   } else if (units > capacity_) {
     ec = make_error_code(errc::exceeds_capacity);
-  } else if (!head_ && units <= available_locked()) {
+  } else if (queue_.empty() && units <= available_locked()) {
     in_use_ += units;
   } else {
     return false;
@@ -73,17 +56,17 @@ void semaphore_core::start(semaphore_waiter* w) {
       w->result = operation_aborted();
     } else if (w->units > capacity_) {
       w->result = make_error_code(errc::exceeds_capacity);
-    } else if (!head_ && w->units <= available_locked()) {
+    } else if (queue_.empty() && w->units <= available_locked()) {
       in_use_ += w->units;
       w->granted = true;
     } else {
       ++pinned_ops_;
-      link_back(w);
+      queue_.push_back(w);
       return;
     }
     if (!w->granted) ++pinned_ops_;  // until its completion has run
   }
-  w->schedule(w);
+  w->schedule();
 }
 
 void semaphore_core::unpin() noexcept {
@@ -103,7 +86,7 @@ void semaphore_core::cancel(semaphore_waiter* w) noexcept {
       w->cancel_requested.store(true, std::memory_order_release);
       return;
     }
-    unlink(w);
+    queue_.erase(w);
     w->result = operation_aborted();
     ready = w;
     // A cancelled head may have been all that blocked the requests behind it.
@@ -139,7 +122,7 @@ void semaphore_core::release_held(std::size_t units) noexcept {
 bool semaphore_core::try_acquire(std::size_t units) {
   if (units == 0) throw std::invalid_argument("async_semaphore::try_acquire: units must be > 0");
   std::lock_guard lock(mutex_);
-  if (shut_down_ || head_ || units > available_locked()) return false;
+  if (shut_down_ || !queue_.empty() || units > available_locked()) return false;
   in_use_ += units;
   return true;
 }
@@ -151,10 +134,10 @@ void semaphore_core::set_capacity(std::size_t units) {
     std::lock_guard lock(mutex_);
     capacity_ = units;
     semaphore_waiter* last = nullptr;
-    for (semaphore_waiter* w = head_; w;) {
+    for (semaphore_waiter* w = queue_.front(); w;) {
       semaphore_waiter* next = w->next;
       if (w->units > capacity_) {
-        unlink(w);
+        queue_.erase(w);
         w->result = make_error_code(errc::exceeds_capacity);
         if (last) last->next = w; else ready = w;
         last = w;
@@ -169,15 +152,9 @@ void semaphore_core::set_capacity(std::size_t units) {
 void semaphore_core::shut_down() noexcept {
   std::unique_lock lock(mutex_);
   shut_down_ = true;
-  semaphore_waiter* ready = nullptr;
-  semaphore_waiter* last = nullptr;
-  while (head_) {
-    semaphore_waiter* w = head_;
-    unlink(w);  // stays pinned until its completion has run
-    w->result = operation_aborted();
-    if (last) last->next = w; else ready = w;
-    last = w;
-  }
+  // Each stays pinned until its completion has run.
+  for (semaphore_waiter* w = queue_.front(); w; w = w->next) w->result = operation_aborted();
+  semaphore_waiter* ready = queue_.take_all();
   const bool unreferenced = unreferenced_locked();
   lock.unlock();
   schedule_all(ready);
@@ -201,7 +178,7 @@ std::size_t semaphore_core::in_use() const {
 
 std::size_t semaphore_core::waiters() const {
   std::lock_guard lock(mutex_);
-  return waiter_count_;
+  return queue_.size();
 }
 
 }  // namespace detail

@@ -22,13 +22,8 @@ signal_state::~signal_state() {
   signal_waiter* ready = nullptr;
   {
     std::lock_guard lock(mutex_);
-    ready = head_;
-    for (signal_waiter* w = head_; w; w = w->next) {
-      w->queued = false;
-      w->result = make_error_code(errc::shut_down);
-    }
-    head_ = tail_ = nullptr;
-    waiter_count_ = 0;
+    for (signal_waiter* w = queue_.front(); w; w = w->next) w->result = make_error_code(errc::shut_down);
+    ready = queue_.take_all();
   }
   schedule_all(ready);
 }
@@ -36,8 +31,8 @@ signal_state::~signal_state() {
 void signal_state::schedule_all(signal_waiter* ready) noexcept {
   while (ready) {
     signal_waiter* next = ready->next;
-    ready->prev = ready->next = nullptr;
-    ready->schedule(ready);
+    ready->next = nullptr;
+    ready->schedule();
     ready = next;
   }
 }
@@ -46,31 +41,22 @@ void signal_state::start(signal_waiter* w) {
   {
     std::lock_guard lock(mutex_);
     if (!set_) {
-      w->prev = tail_;
-      w->next = nullptr;
-      if (tail_) tail_->next = w; else head_ = w;
-      tail_ = w;
-      w->queued = true;
-      ++waiter_count_;
+      queue_.push_back(w);
       return;
     }
     w->result = result_;
   }
-  w->schedule(w);
+  w->schedule();
 }
 
 void signal_state::cancel(signal_waiter* w) noexcept {
   {
     std::lock_guard lock(mutex_);
     if (!w->queued) return;  // its completion is already on the way
-    if (w->prev) w->prev->next = w->next; else head_ = w->next;
-    if (w->next) w->next->prev = w->prev; else tail_ = w->prev;
-    w->prev = w->next = nullptr;
-    w->queued = false;
-    --waiter_count_;
+    queue_.erase(w);
     w->result = operation_aborted();
   }
-  w->schedule(w);
+  w->schedule();
 }
 
 std::error_code signal_state::set(std::error_code result) noexcept {
@@ -80,13 +66,8 @@ std::error_code signal_state::set(std::error_code result) noexcept {
     if (set_) return make_error_code(errc::already_set);
     set_ = true;
     result_ = result;
-    ready = head_;
-    for (signal_waiter* w = head_; w; w = w->next) {
-      w->queued = false;
-      w->result = result;
-    }
-    head_ = tail_ = nullptr;
-    waiter_count_ = 0;
+    for (signal_waiter* w = queue_.front(); w; w = w->next) w->result = result;
+    ready = queue_.take_all();
   }
   schedule_all(ready);
   return {};
@@ -104,7 +85,7 @@ std::error_code signal_state::result() const {
 
 std::size_t signal_state::waiters() const {
   std::lock_guard lock(mutex_);
-  return waiter_count_;
+  return queue_.size();
 }
 
 }  // namespace detail

@@ -1,13 +1,20 @@
-// The CUDA backend's copies of circuits' matrices on its devices: prepared ahead of a task, kept
-// while a task in flight or anyone else holds the host matrices and freed (device memory included)
-// once nobody does, never mistaken for the copy of other matrices; and the interface's defaults,
-// which the host backend keeps.
+// The CUDA backend's async_quotient (completion on the handler's executor, whichever bridge finds
+// the work done; errors in the backend's category; h left on the device unless asked for) and its
+// copies of circuits' matrices on its devices: prepared ahead of a task, kept while a task in
+// flight or anyone else holds the host matrices and freed (device memory included) once nobody
+// does, never mistaken for the copy of other matrices; and the interface's defaults, which the
+// host backend keeps.
 #include <coprove/cuda/cuda_backend.hpp>
 
 #include <coprove/cuda/error.hpp>
 #include <coprove/r1cs/circuits.hpp>
 #include <coprove/engine/compute_backend.hpp>
 #include <coprove/r1cs/pce.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_future.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -20,7 +27,12 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <optional>
+#include <random>
 #include <stdexcept>
+#include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -59,7 +71,111 @@ void check_holds_only(const compute_backend& gpu, const pce_matrices& m) {
   CHECK(gpu.resident_matrices_bytes() == device_bytes(m));
 }
 
+// a, b, c of 2^log_n satisfied rows, and what the host backend makes of them at zeta.
+struct host_reference {
+  host_reference(unsigned log_n, const fr& at)
+      : domain(std::size_t{1} << log_n), zeta(at), a(domain.size()), b(domain.size()), c(domain.size()),
+        h(domain.size()) {
+    std::mt19937_64 gen(log_n);
+    for (std::size_t i = 0; i < domain.size(); ++i) {
+      a[i] = fr::random(gen);
+      b[i] = fr::random(gen);
+      c[i] = a[i] * b[i];
+    }
+    auto host = make_host_backend(1, 1);
+    auto [ec, r] = host->async_quotient(worker_slot{}, task().copy_h_to_host(h), boost::asio::use_future).get();
+    REQUIRE_FALSE(ec);
+    values = r.values;
+  }
+
+  quotient_task task() const { return quotient_task::from_evaluations(a, b, c, domain).evaluate_at(zeta); }
+
+  evaluation_domain domain;
+  fr zeta;
+  std::vector<fr> a, b, c, h;
+  evaluation_values values{};
+};
+
 }  // namespace
+
+TEST_CASE("the CUDA backend completes on the handler's executor, with every bridge strategy", "[cuda][backend][gpu]") {
+  REQUIRE(cuda::cuda_device_count() > 0);
+  const host_reference expected(14, test_zeta(7));
+  for (const char* bridge : {"host_func", "event_poller", "mapped_flag", "stream_write"}) {
+    INFO("bridge " << bridge);
+    boost::asio::io_context io;  // outlives the backend, whose bridge posts to it
+    auto gpu = cuda::make_cuda_backend({0}, 2, bridge);
+    auto strand = boost::asio::make_strand(io);
+    std::vector<fr> h(expected.domain.size());
+    std::optional<std::tuple<std::error_code, quotient_result>> seen;
+    bool on_strand = false;
+    std::thread::id ran_on;
+    auto task = expected.task();
+    task.copy_h_to_host(h);
+    gpu->async_quotient(worker_slot{0, 1}, task,
+                        boost::asio::bind_executor(strand, [&](std::error_code ec, quotient_result r) {
+                          on_strand = strand.running_in_this_thread();
+                          ran_on = std::this_thread::get_id();
+                          seen.emplace(ec, r);
+                        }));
+    CHECK_FALSE(seen);
+    CHECK(io.run_one() == 1);  // the operation keeps the io_context busy until it completes
+    REQUIRE(seen);
+    const auto& [ec, r] = *seen;
+    CHECK_FALSE(ec);
+    CHECK(on_strand);
+    CHECK(ran_on == std::this_thread::get_id());  // never on a bridge or driver thread
+    CHECK(r.h_copied);
+    CHECK(h == expected.h);
+    CHECK(r.values == expected.values);
+    CHECK(r.timings.h2d_bytes == 3 * expected.domain.size() * sizeof(fr));
+    CHECK(r.timings.compute_ns > 0);
+    CHECK(r.timings.evaluation_ns > 0);
+    CHECK(r.timings.spmv_ns == 0);
+  }
+}
+
+TEST_CASE("without the host copy of h only the values at zeta come back from the device", "[cuda][backend][gpu]") {
+  auto gpu = gpu_backend();
+  const host_reference expected(16, test_zeta(3));
+  auto [ec, r] = gpu->async_quotient(worker_slot{0, 0}, expected.task(), boost::asio::use_future).get();
+  REQUIRE_FALSE(ec);
+  CHECK_FALSE(r.h_copied);
+  CHECK(r.values == expected.values);
+  // A copy of h would take longer than the 128 bytes of the values (2 MiB at 55 GB/s: ~40 us).
+  auto with_h = expected.task();
+  std::vector<fr> h(expected.domain.size());
+  with_h.copy_h_to_host(h);
+  auto [ec2, r2] = gpu->async_quotient(worker_slot{0, 0}, with_h, boost::asio::use_future).get();
+  REQUIRE_FALSE(ec2);
+  CHECK(h == expected.h);
+  CHECK(r.timings.d2h_ns < r2.timings.d2h_ns);
+}
+
+TEST_CASE("the CUDA backend's refusals arrive in its own category", "[cuda][backend][gpu]") {
+  auto gpu = gpu_backend();
+  const host_reference expected(10, test_zeta(5));
+  auto refused = [&](worker_slot worker, const quotient_task& task, cuda::cuda_backend_errc code) {
+    auto [ec, r] = gpu->async_quotient(worker, task, boost::asio::use_future).get();
+    CHECK(ec == make_error_code(code));
+    CHECK(std::string(ec.category().name()) == "coprove.cuda_backend");
+    CHECK(ec.message().find("cuda backend: ") == 0);
+    CHECK(ec == std::errc::invalid_argument);
+    CHECK_FALSE(r.h_copied);
+  };
+  refused(worker_slot{1, 0}, expected.task(), cuda::cuda_backend_errc::no_such_worker_slot);
+  refused(worker_slot{0, 2}, expected.task(), cuda::cuda_backend_errc::no_such_worker_slot);
+  auto no_h = expected.task();
+  no_h.stages.add(quotient_stage::copy_h_to_host);
+  refused(worker_slot{0, 0}, no_h, cuda::cuda_backend_errc::invalid_task);
+  const evaluation_domain one(1);
+  std::vector<fr> x(1);
+  refused(worker_slot{0, 0}, quotient_task::from_evaluations(x, x, x, one), cuda::cuda_backend_errc::unsupported_domain);
+  // The backend goes on.
+  auto [ec, r] = gpu->async_quotient(worker_slot{0, 0}, expected.task(), boost::asio::use_future).get();
+  CHECK_FALSE(ec);
+  CHECK(r.values == expected.values);
+}
 
 TEST_CASE("prepared matrices are resident before the first task, which computes what the host backend does",
           "[cuda][backend][gpu]") {

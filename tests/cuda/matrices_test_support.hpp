@@ -8,14 +8,16 @@
 #include <coprove/field/domain.hpp>
 #include <coprove/r1cs/pce.hpp>
 #include <coprove/r1cs/synthesis.hpp>
-#include <coprove/runtime/completion_signal.hpp>
 
 #include <boost/asio/use_future.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <cstddef>
+#include <future>
 #include <memory>
+#include <system_error>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -43,39 +45,42 @@ class quotient_from_matrices {
     std::vector<field::fr> a(n), b(n), c(n);
     m.evaluate(witness_, a, b, c);
     auto host = engine::make_host_backend(1, 1);
-    runtime::completion_signal done;
-    host->enqueue_quotient(0, 0, engine::quotient_task{a, b, c, expected_h_, &domain_, zeta_, &expected_values_},
-                           nullptr, done);
-    done.async_wait(boost::asio::use_future).get();
-    REQUIRE_FALSE(done.result());
+    auto task = engine::quotient_task::from_evaluations(a, b, c, domain_);
+    task.evaluate_at(zeta_).copy_h_to_host(expected_h_);
+    auto [ec, expected] = host->async_quotient(engine::worker_slot{}, task, boost::asio::use_future).get();
+    REQUIRE_FALSE(ec);
+    expected_values_ = expected.values;
   }
 
-  /// Enqueues it on (device, slot) of `backend` with the matrices `m`.
+  /// Starts it on (device, slot) of `backend` with the matrices `m`.
   void enqueue(engine::compute_backend& backend, std::size_t device, std::size_t slot,
                std::shared_ptr<const r1cs::pce_matrices> m) {
-    backend.enqueue_quotient(device, slot,
-                             engine::quotient_task{{}, {}, {}, h_, &domain_, zeta_, &values_, witness_, std::move(m)},
-                             &timings_, done_);
+    auto task = engine::quotient_task::from_assignment(witness_, std::move(m), domain_);
+    task.evaluate_at(zeta_).copy_h_to_host(h_);
+    done_ = backend.async_quotient(engine::worker_slot{device, slot}, task, boost::asio::use_future);
   }
 
   /// Waits for it and checks h and the values at zeta against the host backend's, bit for bit.
   void check() {
-    CHECK_NOTHROW(done_.async_wait(boost::asio::use_future).get());
-    CHECK_FALSE(done_.result());
+    auto [ec, result] = done_.get();
+    CHECK_FALSE(ec);
+    CHECK(result.h_copied);
     CHECK(h_ == expected_h_);
-    CHECK(values_ == expected_values_);
+    CHECK(result.values == expected_values_);
+    timings_ = result.timings;
   }
 
-  const engine::gpu_stage_timings& timings() const noexcept { return timings_; }
+  /// The stage timings of the task, once check() has run.
+  const engine::quotient_timings& timings() const noexcept { return timings_; }
   std::size_t witness_bytes() const noexcept { return witness_.size() * sizeof(field::fr); }
 
  private:
   field::evaluation_domain domain_;
   field::fr zeta_;
   std::vector<field::fr> witness_, h_, expected_h_;
-  engine::evaluation_values values_{}, expected_values_{};
-  engine::gpu_stage_timings timings_{};
-  runtime::completion_signal done_;
+  engine::evaluation_values expected_values_{};
+  engine::quotient_timings timings_{};
+  std::future<std::tuple<std::error_code, engine::quotient_result>> done_;
 };
 
 }  // namespace coprove::test

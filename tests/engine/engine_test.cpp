@@ -7,7 +7,6 @@
 #include <coprove/r1cs/circuits.hpp>
 #include <coprove/field/evaluation.hpp>
 #include <coprove/engine/host_backend.hpp>
-#include <coprove/field/quotient.hpp>
 #include <support/synthesis_replay.hpp>
 #include <coprove/runtime/error.hpp>
 #include <coprove/runtime/trace.hpp>
@@ -31,7 +30,6 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
-#include <random>
 #include <stdexcept>
 #include <thread>
 #include <tuple>
@@ -99,24 +97,30 @@ class test_backend final : public compute_backend {
     return inner_.make_host_allocator();
   }
   bool copies_to_device() const noexcept override { return inner_.copies_to_device(); }
-  void enqueue_quotient(std::size_t device, std::size_t slot, const quotient_task& task, gpu_stage_timings* timings,
-                        runtime::completion_signal done) override {
+  void start_quotient(worker_slot worker, quotient_task task, quotient_completion done) noexcept override {
     const std::size_t call = calls_++;
-    if (call == throw_on_call) throw std::runtime_error("injected enqueue failure");
-    if (track_matrices && task.matrices && !matrices_resident(device, *task.matrices)) ++unprepared_enqueues;
+    if (track_matrices && task.matrices && !matrices_resident(worker.device, *task.matrices)) ++unprepared_enqueues;
+    if (call == refuse_on_call) {
+      // A task the inner backend cannot take: it refuses it in its own category.
+      task.domain = nullptr;
+      inner_.start_quotient(worker, std::move(task), std::move(done));
+      return;
+    }
     if (call == fail_on_call) {
-      // Fails asynchronously, as a device error would.
-      std::thread([done]() mutable { done.set(make_error_code(engine_errc::backend_failed)); }).detach();
+      // Fails from another thread, as a device error would.
+      std::thread([done = std::move(done)]() mutable {
+        done.complete(make_error_code(host_backend_errc::computation_failed), {});
+      }).detach();
       return;
     }
     std::unique_lock lock(mutex_);
     if (held_) {
-      parked_.push_back({device, slot, task, timings, done});
+      parked_.push_back({worker, std::move(task), std::move(done)});
       changed_.notify_all();
       return;
     }
     lock.unlock();
-    inner_.enqueue_quotient(device, slot, task, timings, done);
+    inner_.start_quotient(worker, std::move(task), std::move(done));
   }
 
   // Residency as a GPU backend keeps it, when track_matrices is set: prepare_matrices makes a
@@ -145,7 +149,7 @@ class test_backend final : public compute_backend {
       held_ = false;
       work.swap(parked_);
     }
-    for (auto& p : work) inner_.enqueue_quotient(p.device, p.slot, p.task, p.timings, p.done);
+    for (auto& p : work) inner_.start_quotient(p.worker, std::move(p.task), std::move(p.done));
   }
   /// Waits until `count` quotients are parked.
   void wait_parked(std::size_t count) {
@@ -153,7 +157,7 @@ class test_backend final : public compute_backend {
     REQUIRE(changed_.wait_for(lock, 30s, [&] { return parked_.size() >= count; }));
   }
 
-  std::size_t throw_on_call = SIZE_MAX;
+  std::size_t refuse_on_call = SIZE_MAX;
   std::size_t fail_on_call = SIZE_MAX;
   bool track_matrices = false;
   std::atomic<bool> fail_prepare{false};
@@ -162,10 +166,9 @@ class test_backend final : public compute_backend {
 
  private:
   struct parked {
-    std::size_t device, slot;
+    worker_slot worker;
     quotient_task task;
-    gpu_stage_timings* timings;
-    runtime::completion_signal done;
+    quotient_completion done;
   };
   host_backend inner_;
   std::atomic<std::size_t> calls_{0};
@@ -201,49 +204,6 @@ TEST_CASE("a job on the host backend returns a verified record for every partiti
   CHECK(report.at("backend").as_string() == "host");
   CHECK(report.at("pinned_pool").at("allocator").as_string() == "pageable");
   require_at_baseline(e);
-}
-
-TEST_CASE("the host backend's values at zeta equal make_evaluation_record's", "[prover][engine][evaluation][cpu]") {
-  host_backend backend(1, 2);
-  std::mt19937_64 gen(23);
-  for (unsigned log_n : {0u, 3u, 10u}) {
-    const evaluation_domain domain(std::size_t{1} << log_n);
-    const std::size_t n = domain.size();
-    std::vector<fr> a(n), b(n), c(n), h(n), expected_h(n);
-    // Satisfied rows (c = a * b on the domain), so that the record also verifies.
-    for (std::size_t i = 0; i < n; ++i) {
-      a[i] = fr::random(gen);
-      b[i] = fr::random(gen);
-      c[i] = a[i] * b[i];
-    }
-    compute_quotient(a, b, c, expected_h, domain);
-    // A point off the domain, and one on it (the values are then the entries at its index).
-    const fr inside = domain.omega().pow(static_cast<std::uint64_t>(n / 2 + (n > 1 ? 1 : 0)) % n);
-    for (const fr& zeta : {fr::random(gen), inside}) {
-      evaluation_values values{fr::from_uint64(99), fr::from_uint64(99), fr::from_uint64(99), fr::from_uint64(99)};
-      gpu_stage_timings timings;
-      runtime::completion_signal done;
-      quotient_task task{a, b, c, h, &domain};
-      task.zeta = zeta;
-      task.values = &values;
-      backend.enqueue_quotient(0, 1, task, &timings, done);
-      REQUIRE_FALSE(done.async_wait(boost::asio::use_future).get());
-      REQUIRE_FALSE(done.result());
-      CHECK(h == expected_h);
-      const evaluation_record record = make_evaluation_record(a, b, c, expected_h, domain, zeta);
-      CHECK(values == evaluation_values{record.a, record.b, record.c, record.h});
-      CHECK(verify(evaluation_record{zeta, values.a, values.b, values.c, values.h}, n));
-      CHECK(timings.evaluation_ns > 0);
-    }
-    // Without a values pointer only the quotient runs.
-    std::fill(h.begin(), h.end(), fr::zero());
-    gpu_stage_timings timings;
-    runtime::completion_signal done;
-    backend.enqueue_quotient(0, 0, quotient_task{a, b, c, h, &domain}, &timings, done);
-    REQUIRE_FALSE(done.async_wait(boost::asio::use_future).get());
-    CHECK(h == expected_h);
-    CHECK(timings.evaluation_ns == 0);
-  }
 }
 
 TEST_CASE("after the pre-warm a job at the planned size allocates no pinned buffer", "[prover][engine][cpu]") {
@@ -415,9 +375,9 @@ TEST_CASE("cancelling a job mid-flight returns every permit, byte and buffer", "
 
 TEST_CASE("a failing backend operation fails only its job", "[prover][engine][cpu]") {
   running_io rt;
-  SECTION("the enqueue throws") {
+  SECTION("the backend refuses the task") {
     auto backend = std::make_unique<test_backend>(2);
-    backend->throw_on_call = 1;
+    backend->refuse_on_call = 1;
     engine e(rt.io.get_executor(), small_config(), std::move(backend));
     auto failing = e.async_prove(small_request(4, 10, 1), boost::asio::use_future);
     auto [ec, result] = failing.get();
@@ -425,7 +385,7 @@ TEST_CASE("a failing backend operation fails only its job", "[prover][engine][cp
     const auto st = e.status(result.job_id);
     REQUIRE(st);
     CHECK(st->state == job_state::failed);
-    CHECK(st->error.find("injected enqueue failure") != std::string::npos);
+    CHECK(st->error.find(make_error_code(host_backend_errc::invalid_task).message()) != std::string::npos);
     require_at_baseline(e);
     auto [ec2, ok] = prove(e, small_request(3, 10, 2));
     REQUIRE_FALSE(ec2);
@@ -442,7 +402,8 @@ TEST_CASE("a failing backend operation fails only its job", "[prover][engine][cp
     auto [ec2, ok] = e.async_await(good, boost::asio::use_future).get();
     CHECK(ec == make_error_code(engine_errc::backend_failed));
     CHECK(e.status(bad)->state == job_state::failed);
-    CHECK(e.status(bad)->error.find("failed") != std::string::npos);
+    CHECK(e.status(bad)->error.find(make_error_code(host_backend_errc::computation_failed).message()) !=
+          std::string::npos);
     REQUIRE_FALSE(ec2);
     require_all_verified(ok, 3);
     CHECK(e.report_json().at("failed").to_number<std::uint64_t>() == 1);
@@ -538,41 +499,6 @@ TEST_CASE("a lean partition whose synthesis finds no PCE leases b and c late and
   for (std::size_t i = 0; i < 4; ++i) CHECK(result.partitions[i].record == expected.partitions[i].record);
   require_at_baseline(e);
   require_at_baseline(reference);
-}
-
-TEST_CASE("a backend refuses a task whose witness and matrices do not fit", "[prover][engine][cpu]") {
-  auto backend = make_host_backend(1, 2);
-  const auto circ = make_circuit("mimc", 10, 1, 0);
-  pce_cache cache;
-  std::vector<fr> a(1024), b(1024), c(1024), h(1024);
-  cache.synthesize(*circ, a, b, c);  // records the PCE
-  const deferred_synthesis d = cache.synthesize_deferred(*make_circuit("mimc", 10, 1, 1), a, b, c);
-  REQUIRE(d.matrices);
-  const evaluation_domain domain(1024), other(2048);
-  auto refuses = [&](const quotient_task& task, const std::string& what) {
-    runtime::completion_signal done;
-    try {
-      backend->enqueue_quotient(0, 0, task, nullptr, done);
-      FAIL("accepted a bad task");
-    } catch (const std::invalid_argument& e) {
-      CHECK(std::string(e.what()).find(what) != std::string::npos);
-    }
-  };
-  const std::span<const fr> w(a.data(), d.assignment_size);
-  quotient_task task{{}, {}, {}, h, &domain};
-  task.witness = w;
-  refuses(task, "needs its matrices");
-  task.matrices = d.matrices;
-  task.witness = w.first(w.size() - 1);
-  refuses(task, "columns");
-  task.witness = w;
-  task.a = a;
-  refuses(task, "takes no a, b, c");
-  task.a = {};
-  task.domain = &other;
-  std::vector<fr> h2(2048);
-  task.h = h2;
-  refuses(task, "domain of 1024");
 }
 
 TEST_CASE("a configured synthesizer replays recorded partitions bit-identically and is counted",

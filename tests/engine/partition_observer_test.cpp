@@ -54,7 +54,7 @@ TEST_CASE("the observer counts a partition's way from the queue to its end", "[e
   CHECK(o.gpu_queue().current() == 2);
 
   o.device_started(1);
-  gpu_stage_timings t;
+  quotient_timings t;
   t.h2d_ns = 1000;
   t.h2d_bytes = 4000;
   o.device_done(first, {1, 0}, 100, 2100, t);
@@ -139,7 +139,7 @@ TEST_CASE("with a trace, each event of a partition lands on its lanes", "[engine
   o.synthesized(p, o.synthesis_lane(), 3, 4, synthesis_path::configured, false);
   o.on_worker(p, 4, 5);
   o.device_started(0);
-  o.device_done(p, {0, 1}, 5, 9, gpu_stage_timings{});
+  o.device_done(p, {0, 1}, 5, 9, quotient_timings{});
   o.partition_ended(p, 1, 10, 0, nullptr, false, coprove::runtime::operation_aborted());
   // memory, checkout, synthesis x2, gpu_queue, quotient, evaluation, device, partition
   CHECK(o.trace()->size() == 9);

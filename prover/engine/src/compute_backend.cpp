@@ -1,7 +1,9 @@
 // The compute-backend interface's out-of-line anchor (its vtable lives here), the defaults of its
-// matrices calls (a backend that reads the host's matrices holds none of its own) and the task
-// check every backend applies.
+// matrices calls (a backend that reads the host's matrices holds none of its own), the check every
+// backend applies to a task, and what an abandoned completion does.
 #include <coprove/engine/compute_backend.hpp>
+
+#include <coprove/runtime/error.hpp>
 
 #include <stdexcept>
 #include <string>
@@ -19,30 +21,59 @@ bool compute_backend::matrices_resident(std::size_t /*device*/, const pce_matric
 
 std::size_t compute_backend::resident_matrices_bytes() const noexcept { return 0; }
 
-void check_quotient_task(std::string_view backend, const quotient_task& task) {
-  const std::string who(backend);
-  if (task.domain == nullptr) throw std::invalid_argument(who + " backend: quotient task without a domain");
-  const std::size_t n = task.domain->size();
-  if (!task.matrices) {
-    if (!task.witness.empty())
-      throw std::invalid_argument(who + " backend: a quotient task with a witness needs its matrices");
-    if (task.a.size() != n || task.b.size() != n || task.c.size() != n || task.h.size() != n)
-      throw std::invalid_argument(who + " backend: quotient task spans must each hold " + std::to_string(n) +
-                                  " elements");
-    return;
+void quotient_completion::abandon() noexcept {
+  // A backend that lets go of an operation without completing it: the caller must not wait forever.
+  complete(runtime::make_error_code(runtime::errc::shut_down), {});
+}
+
+std::string_view to_string(quotient_stage stage) noexcept {
+  switch (stage) {
+    case quotient_stage::upload_evaluations: return "upload_evaluations";
+    case quotient_stage::upload_assignment: return "upload_assignment";
+    case quotient_stage::spmv: return "spmv";
+    case quotient_stage::quotient: return "quotient";
+    case quotient_stage::evaluate_at_zeta: return "evaluate_at_zeta";
+    case quotient_stage::copy_h_to_host: return "copy_h_to_host";
   }
-  const pce_matrices& m = *task.matrices;
-  if (!task.a.empty() || !task.b.empty() || !task.c.empty())
-    throw std::invalid_argument(who + " backend: a quotient task with matrices takes no a, b, c");
-  if (task.h.size() != n)
-    throw std::invalid_argument(who + " backend: the quotient task's h must hold " + std::to_string(n) + " elements");
-  if (m.domain_size != n)
-    throw std::invalid_argument(who + " backend: the matrices of " + m.circuit_id + " are for a domain of " +
-                                std::to_string(m.domain_size) + " rows, the task's has " + std::to_string(n));
-  if (task.witness.size() != m.num_inputs + m.num_aux)
-    throw std::invalid_argument(who + " backend: the witness holds " + std::to_string(task.witness.size()) +
-                                " values, the matrices of " + m.circuit_id + " have " +
-                                std::to_string(m.num_inputs + m.num_aux) + " columns");
+  return "unknown";
+}
+
+void check_quotient_task(std::string_view backend, const quotient_task& task) {
+  const std::string who = std::string(backend) + " backend: ";
+  const auto refuse = [&](const std::string& why) { throw std::invalid_argument(who + why); };
+  const auto has = [&](quotient_stage s) { return task.stages.contains(s); };
+  if (task.domain == nullptr) refuse("quotient task without a domain");
+  const std::size_t n = task.domain->size();
+  const std::string elements = std::to_string(n) + " elements";
+
+  if (has(quotient_stage::upload_evaluations) == has(quotient_stage::upload_assignment))
+    refuse("a quotient task uploads either its evaluations or its assignment");
+  if (!has(quotient_stage::quotient)) refuse("a quotient task without the quotient stage");
+  if (has(quotient_stage::spmv) != has(quotient_stage::upload_assignment))
+    refuse("a quotient task evaluates its matrices exactly when it uploads its assignment");
+
+  if (has(quotient_stage::upload_evaluations)) {
+    if (!task.witness.empty()) refuse("a quotient task with a witness needs its matrices");
+    if (task.matrices) refuse("a quotient task with a, b, c takes no matrices");
+    if (task.a.size() != n || task.b.size() != n || task.c.size() != n)
+      refuse("quotient task spans a, b, c must each hold " + elements);
+  } else {
+    if (!task.matrices) refuse("a quotient task with a witness needs its matrices");
+    const pce_matrices& m = *task.matrices;
+    if (!task.a.empty() || !task.b.empty() || !task.c.empty()) refuse("a quotient task with matrices takes no a, b, c");
+    if (m.domain_size != n)
+      refuse("the matrices of " + m.circuit_id + " are for a domain of " + std::to_string(m.domain_size) +
+             " rows, the task's has " + std::to_string(n));
+    if (task.witness.size() != m.num_inputs + m.num_aux)
+      refuse("the witness holds " + std::to_string(task.witness.size()) + " values, the matrices of " + m.circuit_id +
+             " have " + std::to_string(m.num_inputs + m.num_aux) + " columns");
+  }
+
+  if (has(quotient_stage::copy_h_to_host)) {
+    if (task.h.size() != n) refuse("the quotient task's h must hold " + elements);
+  } else if (!task.h.empty()) {
+    refuse("a quotient task that does not copy h to the host takes no h");
+  }
 }
 
 }  // namespace coprove::engine

@@ -18,12 +18,12 @@
 #include <coprove/r1cs/synthesis.hpp>
 #include <coprove/pinned/pool.hpp>
 #include <coprove/runtime/async_semaphore.hpp>
-#include <coprove/runtime/completion_signal.hpp>
 #include <coprove/runtime/error.hpp>
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/metrics.hpp>
 #include <coprove/runtime/trace.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -204,13 +204,10 @@ struct job {
   }
 };
 
-// What the device made of one quotient: the error (or the reason it was refused), its timings and
-// the values at zeta.
+// What the device made of one quotient: its error, or its timings and the values at zeta.
 struct device_outcome {
   std::error_code error;
-  std::string refused;  // set when the backend refused the task at the call
-  gpu_stage_timings timings;
-  evaluation_values values{};
+  quotient_result result;
 };
 
 class engine_core : public std::enable_shared_from_this<engine_core> {
@@ -622,15 +619,15 @@ void stop_if_cancelled(const job& j, boost::asio::cancellation_state state) {
 // The quotient of a synthesized partition: the assignment with the matrices, or a, b and c, and
 // zeta, which depends only on the request, the partition and its public inputs (the backend
 // evaluates a, b, c and h there as part of the quotient's work).
+// Only the assignment goes to a backend that evaluates the matrices itself.
 quotient_task make_task(const job& j, std::size_t index, partition_inputs& inputs, const synthesis_outcome& s) {
-  quotient_task task{inputs.a_span(), inputs.b_span(), inputs.c_span(), inputs.h_span(), j.domain.get()};
-  if (s.matrices) {
-    task.a = task.b = task.c = {};
-    task.witness = std::span<const fr>(inputs.a_span().data(), s.assignment_size);
-    task.matrices = s.matrices;
-  }
-  task.zeta = field::derive_partition_zeta(j.request.circuit, j.request.log_constraints, j.request.seed, index,
-                                           s.output.public_inputs);
+  quotient_task task =
+      s.matrices ? quotient_task::from_assignment(std::span<const fr>(inputs.a_span().data(), s.assignment_size),
+                                                  s.matrices, *j.domain)
+                 : quotient_task::from_evaluations(inputs.a_span(), inputs.b_span(), inputs.c_span(), *j.domain);
+  task.evaluate_at(field::derive_partition_zeta(j.request.circuit, j.request.log_constraints, j.request.seed,
+                                                index, s.output.public_inputs))
+      .copy_h_to_host(inputs.h_span());
   return task;
 }
 
@@ -639,20 +636,18 @@ quotient_task make_task(const job& j, std::size_t index, partition_inputs& input
 // does not verify.
 void take_device_outcome(partition_result& result, const device_outcome& device, std::string_view backend,
                          const job& j, const quotient_task& task) {
-  if (!device.refused.empty() || device.error) {
-    const std::string where = " on device " + std::to_string(result.device) + " slot " + std::to_string(result.slot);
-    throw partition_failure(engine_errc::backend_failed,
-                            std::string(backend) + (device.refused.empty()
-                                                        ? " quotient" + where + " failed: " + device.error.message()
-                                                        : " backend refused the quotient" + where + ": " +
-                                                              device.refused));
-  }
-  result.timings.h2d_ns = device.timings.h2d_ns;
-  result.timings.spmv_ns = device.timings.spmv_ns;
-  result.timings.gpu_compute_ns = device.timings.compute_ns;
-  result.timings.d2h_ns = device.timings.d2h_ns;
-  result.timings.evaluation_ns = device.timings.evaluation_ns;
-  const evaluation_values& v = device.values;
+  if (device.error)
+    throw partition_failure(engine_errc::backend_failed, std::string(backend) + " quotient on device " +
+                                                             std::to_string(result.device) + " slot " +
+                                                             std::to_string(result.slot) + " failed: " +
+                                                             device.error.message());
+  const quotient_timings& t = device.result.timings;
+  result.timings.h2d_ns = t.h2d_ns;
+  result.timings.spmv_ns = t.spmv_ns;
+  result.timings.gpu_compute_ns = t.compute_ns;
+  result.timings.d2h_ns = t.d2h_ns;
+  result.timings.evaluation_ns = t.evaluation_ns;
+  const evaluation_values& v = device.result.values;
   result.record = evaluation_record{task.zeta, v.a, v.b, v.c, v.h};
   result.verified = verify(result.record, j.domain->size());
   if (!result.verified)
@@ -716,7 +711,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       const std::uint64_t started = now_ns();
       observer_.device_started(worker.device);
       const device_outcome device = co_await run_on_worker(worker, task);
-      observer_.device_done(ref, worker, started, now_ns(), device.timings);
+      observer_.device_done(ref, worker, started, now_ns(), device.result.timings);
       leave_worker(worker);
       take_device_outcome(result, device, backend_->name(), *j, task);
       stop_if_cancelled(*j, co_await asio::this_coro::cancellation_state);
@@ -859,20 +854,12 @@ boost::asio::awaitable<void> engine_core::make_resident(worker_ref worker, const
 
 // The device boundary: the only place that enqueues a quotient and waits for its completion.
 boost::asio::awaitable<device_outcome> engine_core::run_on_worker(worker_ref worker, quotient_task task) {
-  device_outcome out;
-  task.values = &out.values;
-  runtime::completion_signal done;
-  try {
-    backend_->enqueue_quotient(worker.device, worker.slot, task, &out.timings, done);
-  } catch (const std::exception& e) {
-    out.refused = e.what()[0] != '\0' ? e.what() : "unknown error";
-    co_return out;
-  }
+  namespace asio = boost::asio;
   // Not cancellable: the buffers belong to the device until it is done with them.
-  out.error = co_await done.async_wait(
-      boost::asio::bind_cancellation_slot(boost::asio::cancellation_slot(), boost::asio::use_awaitable));
-  if (!out.error) out.error = done.result();
-  co_return out;
+  auto [ec, result] = co_await backend_->async_quotient(
+      worker_slot{worker.device, worker.slot}, std::move(task),
+      asio::bind_cancellation_slot(asio::cancellation_slot(), asio::as_tuple(asio::use_awaitable)));
+  co_return device_outcome{ec, std::move(result)};
 }
 
 void engine_core::leave_worker(worker_ref worker) {

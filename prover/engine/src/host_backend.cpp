@@ -1,10 +1,10 @@
-// The host backend: quotients computed by field::compute_quotient on CPU worker threads, one
-// strand per worker slot so that a slot's work runs in order like a CUDA stream, completing the
-// same completion signals as the CUDA backend. The evaluation at zeta runs on the same worker,
-// after the quotient, with the functions of prover/evaluation.hpp.
+// The host backend: quotient tasks run by field::compute_quotient on CPU worker threads, one
+// strand per worker slot so that a slot's work runs in order like a CUDA stream. The SpMV (for a
+// task that arrives as its assignment) and the evaluation at zeta run on the same worker, before
+// and after the quotient, with pce_matrices::evaluate and the functions of field/evaluation.hpp.
+// The worker completes the caller's operation, which runs the handler on its own executor.
 #include <coprove/engine/host_backend.hpp>
 
-#include <coprove/engine/engine.hpp>
 #include <coprove/field/evaluation.hpp>
 #include <coprove/field/quotient.hpp>
 #include <coprove/runtime/log.hpp>
@@ -25,8 +25,46 @@ using field::evaluation_record;
 using field::fr;
 using field::make_evaluation_record;
 
+namespace {
+
+class host_backend_category_impl final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "coprove.host_backend"; }
+  std::string message(int value) const override {
+    switch (static_cast<host_backend_errc>(value)) {
+      case host_backend_errc::no_such_worker_slot: return "host backend: no such worker slot";
+      case host_backend_errc::invalid_task: return "host backend: the quotient task does not fit its domain or stages";
+      case host_backend_errc::computation_failed: return "host backend: the computation failed on its worker";
+    }
+    return "unknown coprove.host_backend error " + std::to_string(value);
+  }
+  std::error_condition default_error_condition(int value) const noexcept override {
+    switch (static_cast<host_backend_errc>(value)) {
+      case host_backend_errc::no_such_worker_slot:
+      case host_backend_errc::invalid_task: return std::errc::invalid_argument;
+      default: return {value, *this};
+    }
+  }
+};
+
+std::uint64_t now_ns() noexcept { return runtime::trace_writer::now_ns(); }
+
+}  // namespace
+
+const std::error_category& host_backend_category() noexcept {
+  static const host_backend_category_impl category;
+  return category;
+}
+
+std::error_code make_error_code(host_backend_errc e) noexcept { return {static_cast<int>(e), host_backend_category()}; }
 
 namespace detail {
+
+// What one worker slot keeps between its tasks (used only on the slot's strand).
+struct host_slot_scratch {
+  std::array<std::vector<fr>, 3> abc;  // a, b, c evaluated from a task's matrices
+  std::vector<fr> h;                   // h of a task that does not ask for its host copy
+};
 
 struct host_backend_state {
   using strand_type = boost::asio::strand<boost::asio::thread_pool::executor_type>;
@@ -42,11 +80,46 @@ struct host_backend_state {
   std::size_t slots;
   boost::asio::thread_pool workers;
   std::vector<strand_type> strands;  // device * slots + slot
-  // Per slot: a, b, c evaluated from a task's matrices (used only on that slot's strand).
-  std::vector<std::array<std::vector<fr>, 3>> scratch;
+  std::vector<host_slot_scratch> scratch;
 };
 
 }  // namespace detail
+
+namespace {
+
+// The task's stages on the calling worker, in order; throws what the computation throws.
+void run_stages(const quotient_task& task, detail::host_slot_scratch& scratch, quotient_result& out) {
+  const std::size_t n = task.domain->size();
+  const std::uint64_t start = now_ns();
+  std::span<const fr> a = task.a, b = task.b, c = task.c;
+  std::uint64_t spmv_end = start;
+  if (task.stages.contains(quotient_stage::spmv)) {
+    // A w, B w, C w into the slot's own vectors (the slot runs one task at a time).
+    for (auto& v : scratch.abc) v.resize(n);
+    task.matrices->evaluate(task.witness, scratch.abc[0], scratch.abc[1], scratch.abc[2]);
+    a = scratch.abc[0];
+    b = scratch.abc[1];
+    c = scratch.abc[2];
+    spmv_end = now_ns();
+  }
+  out.timings.spmv_ns = spmv_end - start;
+  std::span<fr> h = task.h;
+  if (!task.stages.contains(quotient_stage::copy_h_to_host)) {
+    scratch.h.resize(n);
+    h = scratch.h;
+  }
+  compute_quotient(a, b, c, h, *task.domain);
+  const std::uint64_t quotient_end = now_ns();
+  out.timings.compute_ns = quotient_end - spmv_end;
+  if (task.stages.contains(quotient_stage::evaluate_at_zeta)) {
+    const evaluation_record r = make_evaluation_record(a, b, c, h, *task.domain, task.zeta);
+    out.values = evaluation_values{r.a, r.b, r.c, r.h};
+    out.timings.evaluation_ns = now_ns() - quotient_end;
+  }
+  out.h_copied = task.stages.contains(quotient_stage::copy_h_to_host);
+}
+
+}  // namespace
 
 host_backend::host_backend(std::size_t devices, std::size_t slots, std::size_t threads) {
   if (devices == 0) throw std::invalid_argument("host backend: devices must be at least 1");
@@ -56,7 +129,7 @@ host_backend::host_backend(std::size_t devices, std::size_t slots, std::size_t t
 }
 
 host_backend::~host_backend() {
-  // Lets every enqueued quotient finish (and set its signal) before the threads go away.
+  // Lets every started task finish (and complete) before the threads go away.
   state_->workers.join();
 }
 
@@ -76,56 +149,52 @@ std::unique_ptr<pinned::host_allocator> host_backend::make_host_allocator() cons
   return pinned::make_pageable_allocator();
 }
 
-void host_backend::enqueue_quotient(std::size_t device, std::size_t slot, const quotient_task& task,
-                                    gpu_stage_timings* timings, runtime::completion_signal done) {
-  if (device >= state_->devices)
-    throw std::invalid_argument("host backend: device " + std::to_string(device) + " out of range (" +
-                                std::to_string(state_->devices) + " devices)");
-  if (slot >= state_->slots)
-    throw std::invalid_argument("host backend: slot " + std::to_string(slot) + " out of range (" +
-                                std::to_string(state_->slots) + " slots per device)");
-  check_quotient_task("host", task);
+void host_backend::start_quotient(worker_slot worker, quotient_task task, quotient_completion done) noexcept {
+  try {
+    if (worker.device >= state_->devices || worker.slot >= state_->slots) {
+      COPROVE_LOG(error, "backend") << "host backend: worker slot " << worker.slot << " of device " << worker.device
+                                    << " out of range (" << state_->devices << " devices, " << state_->slots
+                                    << " slots each)";
+      done.complete(make_error_code(host_backend_errc::no_such_worker_slot), {});
+      return;
+    }
+    check_quotient_task("host", task);
+  } catch (const std::invalid_argument& e) {
+    COPROVE_LOG(error, "backend") << "refused a quotient task: " << e.what();
+    done.complete(make_error_code(host_backend_errc::invalid_task), {});
+    return;
+  } catch (...) {
+    // Only the log could throw here; the completion says what happened.
+    done.complete(make_error_code(host_backend_errc::invalid_task), {});
+    return;
+  }
 
-  const std::size_t index = device * state_->slots + slot;
-  boost::asio::post(state_->strands[index],
-                    [task, timings, done, device, slot, scratch = &state_->scratch[index]]() mutable {
-                      const std::uint64_t start = runtime::trace_writer::now_ns();
-                      std::uint64_t quotient_end = start, spmv_end = start;
-                      std::error_code result;
-                      try {
-                        std::span<const fr> a = task.a, b = task.b, c = task.c;
-                        if (task.matrices) {
-                          // A w, B w, C w into the slot's own vectors (the slot runs one task at a time).
-                          const std::size_t n = task.domain->size();
-                          for (auto& v : *scratch) v.resize(n);
-                          task.matrices->evaluate(task.witness, (*scratch)[0], (*scratch)[1], (*scratch)[2]);
-                          a = (*scratch)[0];
-                          b = (*scratch)[1];
-                          c = (*scratch)[2];
-                          spmv_end = runtime::trace_writer::now_ns();
-                        }
-                        compute_quotient(a, b, c, task.h, *task.domain);
-                        quotient_end = runtime::trace_writer::now_ns();
-                        if (task.values != nullptr) {
-                          const evaluation_record r = make_evaluation_record(a, b, c, task.h, *task.domain, task.zeta);
-                          *task.values = evaluation_values{r.a, r.b, r.c, r.h};
-                        }
-                      } catch (const std::exception& e) {
-                        runtime::log_fields fields;
-                        fields.device = static_cast<int>(device);
-                        COPROVE_LOG_F(error, "backend", fields)
-                            << "host quotient on slot " << slot << " failed: " << e.what();
-                        result = make_error_code(engine_errc::backend_failed);
-                      }
-                      if (timings != nullptr) {
-                        const std::uint64_t end = runtime::trace_writer::now_ns();
-                        *timings = gpu_stage_timings{};
-                        timings->spmv_ns = spmv_end - start;
-                        timings->compute_ns = (result ? end : quotient_end) - spmv_end;
-                        if (!result && task.values != nullptr) timings->evaluation_ns = end - quotient_end;
-                      }
-                      done.set(result);
-                    });
+  const std::size_t index = worker.device * state_->slots + worker.slot;
+  try {
+    boost::asio::post(state_->strands[index], [task = std::move(task), done = std::move(done), worker,
+                                               scratch = &state_->scratch[index]]() mutable {
+      quotient_result result;
+      std::error_code ec;
+      try {
+        run_stages(task, *scratch, result);
+      } catch (const std::exception& e) {
+        try {
+          runtime::log_fields fields;
+          fields.device = static_cast<int>(worker.device);
+          COPROVE_LOG_F(error, "backend", fields) << "host quotient on slot " << worker.slot << " failed: " << e.what();
+        } catch (...) {
+        }
+        ec = make_error_code(host_backend_errc::computation_failed);
+      }
+      if (ec) result = quotient_result{};
+      // The task (and its hold on the matrices) goes before the caller hears of the outcome.
+      task = quotient_task{};
+      done.complete(ec, std::move(result));
+    });
+  } catch (...) {
+    // Posting failed (out of memory): the completion, moved into the discarded function, has
+    // completed the operation with runtime::errc::shut_down as it went.
+  }
 }
 
 std::size_t host_backend::host_working_bytes(std::size_t n) const noexcept {

@@ -216,7 +216,7 @@ void partition_observer::device_started(std::size_t device) {
 }
 
 void partition_observer::device_done(const partition_ref& p, worker_ref w, std::uint64_t started,
-                                     std::uint64_t finished, const gpu_stage_timings& t) {
+                                     std::uint64_t finished, const quotient_timings& t) {
   const std::size_t d = w.device;
   if (active_[d].load(std::memory_order_relaxed) > 0 && active_[d].fetch_sub(1, std::memory_order_relaxed) == 1) {
     const std::uint64_t since =

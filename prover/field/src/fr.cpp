@@ -1,6 +1,7 @@
 // The parts of Fr that are not on the hot path: conversions, encodings, inverse and pow, and the
 // choice of the multiplication path at start-up (CPUID).
 #include <coprove/field/fr.hpp>
+#include <coprove/field/detail/limbs.hpp>
 
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/metrics.hpp>
@@ -8,10 +9,6 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
-
-#if defined(COPROVE_FR_HAVE_ADX_PATH)
-#include <cpuid.h>
-#endif
 
 namespace coprove::field {
 
@@ -36,21 +33,6 @@ bool less_than_r(const std::array<std::uint64_t, 4>& x) noexcept {
 }  // namespace
 
 namespace detail {
-
-namespace {
-
-bool cpu_has_bmi2_and_adx() noexcept {
-#if defined(COPROVE_FR_HAVE_ADX_PATH)
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
-  constexpr unsigned bmi2 = 1u << 8, adx = 1u << 19;  // CPUID.(EAX=7,ECX=0):EBX
-  return (ebx & bmi2) != 0 && (ebx & adx) != 0;
-#else
-  return false;
-#endif
-}
-
-}  // namespace
 
 std::atomic<bool> fr_use_adx{cpu_has_bmi2_and_adx()};
 

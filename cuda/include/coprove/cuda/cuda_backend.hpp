@@ -3,8 +3,9 @@
 // device buffers and NTT plan, so one slot's copies overlap another's kernels. Host buffers come
 // from the page-locking allocator, so H2D and D2H run at full PCIe speed. A circuit's matrices stay
 // on a device while their pce_matrices object lives (a task in flight holds it); once it is gone,
-// the next prepare_matrices (of any circuit), or the next upload enqueue_quotient does itself,
-// frees the copy.
+// the next prepare_matrices (of any circuit), or the next upload a task does itself, frees the
+// copy. Device errors complete async_quotient in cuda_category (cudaError_t); the backend's own
+// refusals and host-side failures in cuda_backend_category ("coprove.cuda_backend").
 #pragma once
 
 #include <coprove/engine/compute_backend.hpp>
@@ -12,9 +13,25 @@
 #include <cstddef>
 #include <memory>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 namespace coprove::cuda {
+
+/// Errors of the CUDA backend that are not the device's (those come as cudaError_t values in
+/// cuda_category: a failed copy or kernel, no device memory for a task's buffers or matrices).
+enum class cuda_backend_errc {
+  no_such_worker_slot = 1,  ///< the device or the slot is out of range
+  invalid_task,             ///< check_quotient_task refused the task
+  unsupported_domain,       ///< the domain is outside the NTT's sizes
+  enqueue_failed,           ///< a host-side failure while enqueuing (the log says which)
+};
+
+/// The category of cuda_backend_errc ("coprove.cuda_backend"). no_such_worker_slot, invalid_task
+/// and unsupported_domain compare equal to std::errc::invalid_argument.
+const std::error_category& cuda_backend_category() noexcept;
+
+std::error_code make_error_code(cuda_backend_errc e) noexcept;
 
 /// Visible CUDA devices; 0 when there is no driver or GPU (never throws).
 std::size_t cuda_device_count() noexcept;
@@ -33,3 +50,6 @@ std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devi
                                                            std::string_view bridge = {});
 
 }  // namespace coprove::cuda
+
+template <>
+struct std::is_error_code_enum<coprove::cuda::cuda_backend_errc> : std::true_type {};

@@ -20,6 +20,8 @@
 // a < r and on b's limbs being 32-bit words).
 #pragma once
 
+#include <coprove/field/fr_constants.hpp>
+
 #include <cstdint>
 
 namespace coprove::cuda {
@@ -30,12 +32,22 @@ struct fr_device {
 
 namespace fr_detail {
 
-// r, little-endian 32-bit limbs.
-inline constexpr std::uint32_t r0 = 0x00000001u, r1 = 0xffffffffu, r2 = 0xfffe5bfeu, r3 = 0x53bda402u,
-                               r4 = 0x09a1d805u, r5 = 0x3339d808u, r6 = 0x299d7d48u, r7 = 0x73eda753u;
+// r, little-endian 32-bit limbs, from field::constants (the one copy of r).
+constexpr std::uint32_t low_word(std::uint64_t v) { return static_cast<std::uint32_t>(v); }
+constexpr std::uint32_t high_word(std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32); }
+inline constexpr std::uint32_t r0 = low_word(field::constants::fr_modulus[0]),
+                               r1 = high_word(field::constants::fr_modulus[0]),
+                               r2 = low_word(field::constants::fr_modulus[1]),
+                               r3 = high_word(field::constants::fr_modulus[1]),
+                               r4 = low_word(field::constants::fr_modulus[2]),
+                               r5 = high_word(field::constants::fr_modulus[2]),
+                               r6 = low_word(field::constants::fr_modulus[3]),
+                               r7 = high_word(field::constants::fr_modulus[3]);
+static_assert(r1 == 0xffffffffu && r7 == 0x73eda753u, "r's 32-bit limbs");
 static_assert(r0 == 1, "mul_round adds m for the product m * r_0");
 // -r^-1 mod 2^32.
-inline constexpr std::uint32_t r_inv = 0xffffffffu;
+inline constexpr std::uint32_t r_inv = low_word(field::constants::fr_inv);
+static_assert(r_inv == 0xffffffffu, "-r^-1 mod 2^32");
 // The same in constant memory, for the multiplication: not const, so the compiler cannot fold them
 // (see the top of the file).
 static __constant__ std::uint32_t modulus_limbs[8] = {r0, r1, r2, r3, r4, r5, r6, r7};

@@ -108,7 +108,7 @@ class pool {
     return boost::asio::async_initiate<Token, void(std::error_code, lease)>(
         [this](auto handler, std::size_t n) {
           using handler_type = std::decay_t<decltype(handler)>;
-          start_checkout(new detail::checkout_op_impl<handler_type>(std::move(handler), executor_), n);
+          start_checkout(detail::checkout_op_impl<handler_type>::create(std::move(handler), executor_, core_), n);
         },
         token, bytes);
   }

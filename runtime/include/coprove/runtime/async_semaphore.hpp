@@ -3,22 +3,16 @@
 // request at the head is never overtaken, and every permit returns its units when destroyed.
 #pragma once
 
+#include "coprove/runtime/detail/async_op.hpp"
 #include "coprove/runtime/detail/semaphore_core.hpp"
 #include "coprove/runtime/error.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/associated_allocator.hpp>
-#include <boost/asio/associated_cancellation_slot.hpp>
-#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/execution.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/recycling_allocator.hpp>
 
 #include <cstddef>
-#include <memory>
 #include <system_error>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -83,99 +77,34 @@ class [[nodiscard]] permit {
 
 namespace detail {
 
-// A completion decided at once: the handler with its arguments, run by the executor.
+// The state of one waiting async_acquire; async_op keeps work on the handler's executor, completes
+// there and frees the state before the handler runs.
 template <class Handler>
-struct bound_acquire_completion {
-  Handler handler;
-  std::error_code ec;
-  permit held;
-  void operator()() { std::move(handler)(ec, std::move(held)); }
-};
+class semaphore_acquire_op final
+    : public async_op<semaphore_acquire_op<Handler>, semaphore_waiter, Handler, boost::asio::any_io_executor> {
+  using base = async_op<semaphore_acquire_op<Handler>, semaphore_waiter, Handler, boost::asio::any_io_executor>;
 
-// The operation state of one async_acquire, allocated with the handler's associated allocator.
-// It keeps work on the handler's executor while it waits and completes there, freeing itself
-// before the handler runs.
-template <class Handler>
-class semaphore_acquire_op final : public semaphore_waiter {
  public:
-  using executor_type = boost::asio::associated_executor_t<Handler, boost::asio::any_io_executor>;
-  using allocator_type = typename std::allocator_traits<boost::asio::associated_allocator_t<
-      Handler, boost::asio::recycling_allocator<void>>>::template rebind_alloc<semaphore_acquire_op>;
+  semaphore_acquire_op(Handler&& handler, const boost::asio::any_io_executor& default_executor,
+                       semaphore_core* core, std::size_t units)
+      : base(std::move(handler), default_executor, core, units) {}
 
-  static void start(semaphore_core* core,
-                    const boost::asio::any_io_executor& default_executor, Handler&& handler,
-                    std::size_t units) {
-    allocator_type alloc(
-        boost::asio::get_associated_allocator(handler, boost::asio::recycling_allocator<void>()));
-    semaphore_acquire_op* self = std::allocator_traits<allocator_type>::allocate(alloc, 1);
-    try {
-      std::allocator_traits<allocator_type>::construct(alloc, self, core, default_executor,
-                                                       std::move(handler), units);
-    } catch (...) {
-      std::allocator_traits<allocator_type>::deallocate(alloc, self, 1);
-      throw;
-    }
-    auto slot = boost::asio::get_associated_cancellation_slot(self->handler_);
-    if (slot.is_connected()) {
-      self->slot_connected_ = true;
-      slot.template emplace<cancel_handler>(self);
-    }
-    core->start(self);
-  }
-
-  semaphore_acquire_op(semaphore_core* core,
-                       const boost::asio::any_io_executor& default_executor, Handler&& handler,
-                       std::size_t units)
-      : semaphore_waiter(&schedule_completion, core, units),
-        handler_(std::move(handler)),
-        work_(boost::asio::get_associated_executor(handler_, default_executor)) {}
-
- private:
-  struct cancel_handler {
-    semaphore_waiter* waiter;
-    void operator()(boost::asio::cancellation_type_t type) const noexcept {
-      if (type != boost::asio::cancellation_type::none) waiter->core->cancel(waiter);
-    }
-  };
-
-  struct completion {
-    semaphore_acquire_op* self;
-    void operator()() const { self->complete(); }
-  };
-
-  static void schedule_completion(semaphore_waiter* base) noexcept {
-    auto* self = static_cast<semaphore_acquire_op*>(base);
-    auto alloc = boost::asio::get_associated_allocator(self->handler_);
-    boost::asio::prefer(boost::asio::require(self->work_.get_executor(), boost::asio::execution::blocking.never),
-                        boost::asio::execution::allocator(alloc))
-        .execute(completion{self});
-  }
-
-  // Runs on the handler's executor.
-  void complete() {
-    if (slot_connected_) boost::asio::get_associated_cancellation_slot(handler_).clear();
-    std::error_code ec = result;
-    const bool give_back = cancel_requested.load(std::memory_order_acquire);
+  // A grant becomes a permit, unless a cancellation arrived after it: then the units go back and
+  // the result is operation_aborted. A failed operation lets go of the core.
+  std::tuple<std::error_code, permit> completion_arguments() noexcept {
+    std::error_code ec = this->result;
     permit held;
-    if (granted && !result) held = permit(core, units);  // the units keep the core alive
-    semaphore_core* const pinned = held ? nullptr : core;
-    Handler handler(std::move(handler_));
-    boost::asio::executor_work_guard<executor_type> work(std::move(work_));
-    allocator_type alloc(
-        boost::asio::get_associated_allocator(handler, boost::asio::recycling_allocator<void>()));
-    std::allocator_traits<allocator_type>::destroy(alloc, this);
-    std::allocator_traits<allocator_type>::deallocate(alloc, this, 1);
-    if (pinned) pinned->unpin();
-    if (give_back && held) {
+    if (this->granted && !this->result) {
+      held = permit(this->core, this->units);  // the units keep the core alive
+    } else {
+      this->core->unpin();
+    }
+    if (held && this->cancel_requested.load(std::memory_order_acquire)) {
       held.release();
       ec = operation_aborted();
     }
-    std::move(handler)(ec, std::move(held));
+    return {ec, std::move(held)};
   }
-
-  Handler handler_;
-  boost::asio::executor_work_guard<executor_type> work_;
-  bool slot_connected_ = false;
 };
 
 }  // namespace detail
@@ -250,21 +179,13 @@ class async_semaphore {
     void operator()(Handler&& handler, std::size_t units) const {
       std::error_code ec;
       if (core->try_complete_now(units, ec)) {
-        // Decided at once: no operation state, just the posted completion.
-        // Submitted straight to the handler's executor, never run inline (blocking.never); the
-        // executor counts it as outstanding work until it has run.
+        // Decided at once: no operation state, just the completion, never run inline.
         permit p = ec ? permit() : permit(core, units);
-        auto ex = boost::asio::get_associated_executor(handler, executor);
-        auto alloc = boost::asio::get_associated_allocator(handler);
-        boost::asio::prefer(boost::asio::require(ex, boost::asio::execution::blocking.never),
-                            boost::asio::execution::allocator(alloc))
-            .execute(detail::bound_acquire_completion<std::decay_t<Handler>>{
-                std::forward<Handler>(handler), ec, std::move(p)});
+        detail::post_completion(std::forward<Handler>(handler), executor, ec, std::move(p));
         return;
       }
-      using op = detail::semaphore_acquire_op<std::decay_t<Handler>>;
       std::decay_t<Handler> h(std::forward<Handler>(handler));
-      op::start(core, executor, std::move(h), units);
+      core->start(detail::semaphore_acquire_op<std::decay_t<Handler>>::create(std::move(h), executor, core, units));
     }
   };
 

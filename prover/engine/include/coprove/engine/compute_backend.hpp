@@ -1,21 +1,23 @@
 // The compute-backend interface: what the engine needs from a device to turn a partition's a, b, c
-// evaluations into its quotient h. The CUDA backend (cuda/) and the host backend (CPU NTT) both
-// implement it and compute the same math; only composition roots (the coprove binary, tests,
+// evaluations (or its assignment and the circuit's matrices) into its quotient h, as one Asio
+// asynchronous operation, async_quotient. The CUDA backend (cuda/) and the host backend (CPU NTT)
+// both implement it and compute the same math; only composition roots (the coprove binary, tests,
 // benchmarks) choose one.
 #pragma once
 
+#include <coprove/engine/detail/quotient_op.hpp>
+#include <coprove/engine/quotient_task.hpp>
 #include <coprove/pinned/host_allocator.hpp>
-#include <coprove/field/domain.hpp>
-#include <coprove/field/fr.hpp>
-#include <coprove/r1cs/constraint_matrices.hpp>
-#include <coprove/runtime/completion_signal.hpp>
+
+#include <boost/asio/async_result.hpp>
 
 #include <cstddef>
-#include <cstdint>
 #include <memory>
-#include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace coprove::runtime {
@@ -23,56 +25,45 @@ class spin_source;  // spin_runner.hpp
 }
 
 namespace coprove::engine {
-using field::evaluation_domain;
-using field::fr;
-using r1cs::pce_matrices;
 
+/// The completion of async_quotient: an error in the backend's own category (empty on success)
+/// and the task's result.
+using quotient_signature = void(std::error_code, quotient_result);
 
-/// The partition's polynomials at zeta: a, b, c from their evaluations over the domain
-/// (barycentric), h from its coefficients. Equal bit for bit to what make_evaluation_record gives.
-struct evaluation_values {
-  fr a, b, c, h;
+/// A backend's handle on one pending async_quotient: complete() it once, from any thread; the
+/// caller's handler then runs on its associated executor, never inside complete(). Move-only. A
+/// handle destroyed without complete() completes the operation with runtime::errc::shut_down.
+class quotient_completion {
+ public:
+  quotient_completion() noexcept = default;
+  explicit quotient_completion(detail::quotient_op_base* op) noexcept : op_(op) {}
+  quotient_completion(quotient_completion&& other) noexcept : op_(std::exchange(other.op_, nullptr)) {}
+  quotient_completion& operator=(quotient_completion&& other) noexcept {
+    if (this != &other) {
+      abandon();
+      op_ = std::exchange(other.op_, nullptr);
+    }
+    return *this;
+  }
+  quotient_completion(const quotient_completion&) = delete;
+  quotient_completion& operator=(const quotient_completion&) = delete;
+  ~quotient_completion() { abandon(); }
 
-  bool operator==(const evaluation_values&) const = default;
-};
+  /// Completes the operation with `ec` and `result`; the handle is empty afterwards.
+  void complete(std::error_code ec, quotient_result result) noexcept {
+    if (detail::quotient_op_base* op = std::exchange(op_, nullptr)) op->complete(ec, std::move(result));
+  }
+  /// True while the operation waits for complete().
+  explicit operator bool() const noexcept { return op_ != nullptr; }
 
-/// One partition's quotient: a, b, c are evaluations over `domain` (natural order, each exactly
-/// domain->size() elements); h receives the coefficients of (A*B - C) / Z (natural order). The
-/// spans point into host buffers that stay valid until the completion signal is set. When
-/// `values` is set, the backend also evaluates a, b, c and h at `zeta` and writes them there
-/// before it sets the signal (it must stay valid until then); null skips the evaluation.
-///
-/// With `matrices` set, the partition arrives as its assignment instead: a, b and c are empty and
-/// the backend first evaluates them as A w, B w, C w (pce_matrices::evaluate's values, zero padded
-/// to the domain) from `witness` (matrices->num_inputs + num_aux elements, in a host buffer valid
-/// until the signal). A GPU backend copies only w (a third or less of a, b, c) and keeps each
-/// circuit's matrices on the device after their first use, for as long as that pce_matrices
-/// object lives (a task in flight holds it).
-struct quotient_task {
-  std::span<const fr> a, b, c;
-  std::span<fr> h;
-  const evaluation_domain* domain = nullptr;
-  fr zeta = fr::zero();
-  evaluation_values* values = nullptr;
-  std::span<const fr> witness{};
-  std::shared_ptr<const pce_matrices> matrices{};
-};
+ private:
+  void abandon() noexcept;
 
-/// Throws std::invalid_argument (naming `backend`) unless the task's spans fit its domain: a, b,
-/// c and h of the domain's size, or, with matrices, h of that size, a, b, c empty, the witness the
-/// matrices' width and matrices of this domain.
-void check_quotient_task(std::string_view backend, const quotient_task& task);
-
-/// Where a device spent the time of one quotient. A backend without copies reports 0 for them;
-/// evaluation_ns is the time of the evaluation at zeta (0 when the task asked for none); spmv_ns
-/// the time of evaluating the matrices (0 for a task without them); h2d_bytes what was copied.
-struct gpu_stage_timings {
-  std::uint64_t h2d_ns = 0, compute_ns = 0, d2h_ns = 0, evaluation_ns = 0, spmv_ns = 0;
-  std::uint64_t h2d_bytes = 0;
+  detail::quotient_op_base* op_ = nullptr;
 };
 
 /// A set of devices, each with a fixed number of worker slots (own stream and device buffers),
-/// that compute quotients asynchronously and report completion through a completion_signal.
+/// that run quotient tasks asynchronously.
 class compute_backend {
  public:
   virtual ~compute_backend();
@@ -89,21 +80,39 @@ class compute_backend {
   /// page-locked; false when it computes on them in place (the host backend).
   virtual bool copies_to_device() const noexcept = 0;
 
-  /// Enqueues the quotient on (device, slot), and the evaluation at task.zeta when task.values is
-  /// set, as one piece of work; sets `done` when h (and *task.values) are written, or with the
-  /// error; fills *timings (may be null) before setting done. Throws std::invalid_argument for a
-  /// device or slot out of range or a task whose spans do not match its domain; never blocks on
-  /// the computation.
-  virtual void enqueue_quotient(std::size_t device, std::size_t slot, const quotient_task& task,
-                                gpu_stage_timings* timings, runtime::completion_signal done) = 0;
+  /// Runs `task`'s stages on `worker` as one piece of work and completes with
+  /// void(std::error_code, quotient_result): the values at zeta and the stage timings in the
+  /// result, h in task.h when the task asked for its host copy. Errors come in the backend's own
+  /// category (a worker slot out of range or a task check_quotient_task refuses among them; the
+  /// backend logs the details); the result is then empty. Never blocks on the computation.
+  ///
+  /// Executor: the handler runs on its associated executor, submitted there (blocking.never) by
+  /// whichever thread finds the work done, never inline in this call or on a backend's own thread;
+  /// outstanding work is counted on that executor meanwhile. The handler must have an associated
+  /// executor (use_awaitable, use_future, bind_executor): a backend has none to fall back on.
+  /// Cancellation: not supported once started. The device owns the task's buffers until the work
+  /// is done, so a cancellation request through a slot bound to the handler changes nothing and the
+  /// operation always runs to its end; a caller that gives up waits for the completion before
+  /// freeing them.
+  /// Order: the tasks of one worker slot run, and complete, in the order of these calls.
+  template <boost::asio::completion_token_for<quotient_signature> Token>
+  auto async_quotient(worker_slot worker, quotient_task task, Token&& token) {
+    return boost::asio::async_initiate<Token, quotient_signature>(initiate_quotient{this}, token, worker,
+                                                                  std::move(task));
+  }
+
+  /// The backend's side of async_quotient (call async_quotient; a backend that wraps another
+  /// forwards here): starts the task and completes `done` once, from any thread, with the outcome,
+  /// never throwing (a refused task completes `done` with the error).
+  virtual void start_quotient(worker_slot worker, quotient_task task, quotient_completion done) noexcept = 0;
 
   /// Makes these matrices resident for `device` (the CUDA backend uploads them, blocking, if this
-  /// device does not hold them yet): call it from a CPU thread before enqueue_quotient, so the
-  /// copy does not block the caller of enqueue_quotient. Safe from any thread. Default: nothing.
-  /// Throws as enqueue_quotient would on a device error (out of memory: std::runtime_error naming
-  /// the device, the circuit and the bytes).
+  /// device does not hold them yet): call it from a CPU thread before async_quotient, so the
+  /// copy does not block the caller of async_quotient. Safe from any thread. Default: nothing.
+  /// Throws on a device error (out of memory: a std::runtime_error naming the device, the circuit
+  /// and the bytes).
   virtual void prepare_matrices(std::size_t device, const std::shared_ptr<const pce_matrices>& matrices);
-  /// True when enqueue_quotient with these matrices on `device` would not upload them first.
+  /// True when async_quotient with these matrices on `device` would not upload them first.
   /// Default: true.
   virtual bool matrices_resident(std::size_t device, const pce_matrices& matrices) const;
   /// Bytes of matrices held for tasks across all devices (device memory for CUDA; 0 by default).
@@ -117,8 +126,20 @@ class compute_backend {
 
   /// Host memory the backend holds for its work at domain size n, all slots of all devices
   /// together (the memory plan charges it): the host backend's per-slot a, b, c for tasks that
-  /// arrive with matrices; 0 for a GPU backend.
+  /// arrive with matrices; 0 for a GPU backend. (A host task that does not ask for the host copy
+  /// of h also uses one further vector of n per slot, kept from then on; no engine task does.)
   virtual std::size_t host_working_bytes(std::size_t /*n*/) const noexcept { return 0; }
+
+ private:
+  struct initiate_quotient {
+    compute_backend* self;
+    template <class Handler>
+    void operator()(Handler&& handler, worker_slot worker, quotient_task task) const {
+      using op = detail::quotient_op<std::decay_t<Handler>>;
+      std::decay_t<Handler> h(std::forward<Handler>(handler));
+      self->start_quotient(worker, std::move(task), quotient_completion(op::create(std::move(h))));
+    }
+  };
 };
 
 /// The host (CPU) backend: `devices` x `slots_per_device` worker slots computing

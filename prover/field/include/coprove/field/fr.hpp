@@ -9,6 +9,9 @@
 // optimized builds.
 #pragma once
 
+#include <coprove/field/detail/limbs.hpp>
+#include <coprove/field/fr_constants.hpp>
+
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -28,53 +31,16 @@ namespace coprove::field {
 namespace detail {
 
 using limbs4 = std::array<std::uint64_t, 4>;
-using u128 = unsigned __int128;
 
-/// r, the group order of BLS12-381 (little-endian limbs).
-inline constexpr limbs4 fr_modulus{0xffffffff00000001ULL, 0x53bda402fffe5bfeULL,
-                                   0x3339d80809a1d805ULL, 0x73eda753299d7d48ULL};
+/// r, the group order of BLS12-381 (little-endian limbs; the numbers live in fr_constants.hpp).
+inline constexpr limbs4 fr_modulus{constants::fr_modulus[0], constants::fr_modulus[1], constants::fr_modulus[2],
+                                   constants::fr_modulus[3]};
 /// R = 2^256 mod r: the Montgomery form of one.
-inline constexpr limbs4 fr_r{0x00000001fffffffeULL, 0x5884b7fa00034802ULL, 0x998c4fefecbc4ff5ULL,
-                             0x1824b159acc5056fULL};
+inline constexpr limbs4 fr_r{constants::fr_r[0], constants::fr_r[1], constants::fr_r[2], constants::fr_r[3]};
 /// R^2 mod r: converts a canonical value into Montgomery form with one multiplication.
-inline constexpr limbs4 fr_r2{0xc999e990f3f29c6dULL, 0x2b6cedcb87925c23ULL, 0x05d314967254398fULL,
-                              0x0748d9d99f59ff11ULL};
+inline constexpr limbs4 fr_r2{constants::fr_r2[0], constants::fr_r2[1], constants::fr_r2[2], constants::fr_r2[3]};
 /// -r^-1 mod 2^64.
-inline constexpr std::uint64_t fr_inv = 0xfffffffeffffffffULL;
-
-/// a + b + carry (carry is 0 or 1), returning the low word and leaving the carry out in carry.
-inline std::uint64_t adc(std::uint64_t a, std::uint64_t b, std::uint64_t& carry) noexcept {
-#if defined(__x86_64__)
-  unsigned long long out;
-  carry = _addcarry_u64(static_cast<unsigned char>(carry), a, b, &out);
-  return out;
-#else
-  const u128 t = static_cast<u128>(a) + b + carry;
-  carry = static_cast<std::uint64_t>(t >> 64);
-  return static_cast<std::uint64_t>(t);
-#endif
-}
-
-/// a - b - borrow (borrow is 0 or 1), returning the low word and the new borrow.
-inline std::uint64_t sbb(std::uint64_t a, std::uint64_t b, std::uint64_t& borrow) noexcept {
-#if defined(__x86_64__)
-  unsigned long long out;
-  borrow = _subborrow_u64(static_cast<unsigned char>(borrow), a, b, &out);
-  return out;
-#else
-  const u128 t = static_cast<u128>(a) - b - borrow;
-  borrow = static_cast<std::uint64_t>(t >> 127);
-  return static_cast<std::uint64_t>(t);
-#endif
-}
-
-/// a + b * c + carry: fits in 128 bits for any 64-bit inputs.
-inline std::uint64_t mac(std::uint64_t a, std::uint64_t b, std::uint64_t c,
-                         std::uint64_t& carry) noexcept {
-  const u128 t = static_cast<u128>(b) * c + a + carry;
-  carry = static_cast<std::uint64_t>(t >> 64);
-  return static_cast<std::uint64_t>(t);
-}
+inline constexpr std::uint64_t fr_inv = constants::fr_inv;
 
 /// Subtracts r once when x >= r (x < 2r).
 inline void reduce_once(limbs4& x) noexcept {

@@ -7,6 +7,9 @@
 // is pinned to it. Whoever drops the last of these deletes it.
 #pragma once
 
+#include "coprove/runtime/detail/async_op.hpp"
+#include "coprove/runtime/detail/waiter_queue.hpp"
+
 #include <atomic>
 #include <cstddef>
 #include <mutex>
@@ -18,13 +21,13 @@ class semaphore_core;
 
 // One pending (or completing) async_acquire. Fields other than `cancel_requested` are guarded by
 // the core's mutex while the waiter is queued.
-struct semaphore_waiter {
-  using schedule_fn = void (*)(semaphore_waiter*) noexcept;
+struct semaphore_waiter : pending_op {
+  semaphore_waiter(schedule_fn fn, semaphore_core* c, std::size_t n) noexcept : pending_op(fn), core(c), units(n) {}
 
-  semaphore_waiter(schedule_fn fn, semaphore_core* c, std::size_t n) noexcept : schedule(fn), core(c), units(n) {}
+  // The handler's cancellation slot fired: see semaphore_core::cancel.
+  void cancel() noexcept;
 
-  schedule_fn schedule;  // posts the completion to the waiter's executor; called without the lock
-  semaphore_core* core;
+  semaphore_core* core;  // kept alive by this waiter while it is queued or failed (pinned_ops_)
   std::size_t units;
   semaphore_waiter* prev = nullptr;
   semaphore_waiter* next = nullptr;
@@ -66,8 +69,6 @@ class semaphore_core {
   std::size_t waiters() const;
 
  private:
-  void link_back(semaphore_waiter* w) noexcept;
-  void unlink(semaphore_waiter* w) noexcept;
   // Moves grantable waiters from the head into `ready` (a list through `next`).
   void grant_from_head(semaphore_waiter*& ready) noexcept;
   static void schedule_all(semaphore_waiter* ready) noexcept;
@@ -77,11 +78,11 @@ class semaphore_core {
   mutable std::mutex mutex_;
   std::size_t capacity_;
   std::size_t in_use_ = 0;
-  std::size_t waiter_count_ = 0;
   std::size_t pinned_ops_ = 0;  // queued operations, and failed ones not yet completed
   bool shut_down_ = false;
-  semaphore_waiter* head_ = nullptr;
-  semaphore_waiter* tail_ = nullptr;
+  waiter_queue<semaphore_waiter> queue_;
 };
+
+inline void semaphore_waiter::cancel() noexcept { core->cancel(this); }
 
 }  // namespace coprove::runtime::detail

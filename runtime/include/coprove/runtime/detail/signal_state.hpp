@@ -3,17 +3,25 @@
 // dropped.
 #pragma once
 
+#include "coprove/runtime/detail/async_op.hpp"
+#include "coprove/runtime/detail/waiter_queue.hpp"
+
 #include <memory>
 #include <mutex>
 #include <system_error>
 
 namespace coprove::runtime::detail {
 
-struct signal_waiter {
-  using schedule_fn = void (*)(signal_waiter*) noexcept;
-  explicit signal_waiter(schedule_fn fn) noexcept : schedule(fn) {}
+class signal_state;
 
-  schedule_fn schedule;  // posts the completion to the waiter's executor; called without the lock
+// One async_wait. The links and the result are guarded by the state's mutex while it is queued.
+struct signal_waiter : pending_op {
+  signal_waiter(schedule_fn fn, std::weak_ptr<signal_state> s) noexcept : pending_op(fn), state(std::move(s)) {}
+
+  // The handler's cancellation slot fired: see signal_state::cancel.
+  void cancel() noexcept;
+
+  std::weak_ptr<signal_state> state;  // a state that is gone has already completed every waiter
   signal_waiter* prev = nullptr;
   signal_waiter* next = nullptr;
   bool queued = false;
@@ -44,9 +52,11 @@ class signal_state {
   mutable std::mutex mutex_;
   bool set_ = false;
   std::error_code result_;
-  std::size_t waiter_count_ = 0;
-  signal_waiter* head_ = nullptr;
-  signal_waiter* tail_ = nullptr;
+  waiter_queue<signal_waiter> queue_;
 };
+
+inline void signal_waiter::cancel() noexcept {
+  if (auto s = state.lock()) s->cancel(this);
+}
 
 }  // namespace coprove::runtime::detail

@@ -75,7 +75,7 @@ class partition_observer {
   void matrices_uploaded(const partition_ref& p, worker_ref w, std::uint64_t start, std::uint64_t end);
   void device_started(std::size_t device);
   void device_done(const partition_ref& p, worker_ref w, std::uint64_t started, std::uint64_t finished,
-                   const gpu_stage_timings& t);
+                   const quotient_timings& t);
   /// A worker slot went idle while partitions waited behind a full depth: counted by cause.
   void slot_idle(worker_ref w);
   /// The partition gave everything back; `timings` null unless it verified.
