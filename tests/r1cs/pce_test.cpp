@@ -422,6 +422,58 @@ TEST_CASE("a failed build is taken over by a waiting partition", "[prover][pce][
   CHECK(cache.contains("mimc/10"));
 }
 
+TEST_CASE("a synthesis that must not block returns while the PCE is built and is told when it ends",
+          "[prover][pce][cpu]") {
+  pce_cache cache(pce_policy::wait);
+  std::atomic<bool> first_taken{false}, release{false};
+  gated_circuit builder_circuit(make_circuit("mimc", 10, 4, 0), first_taken, [&] { return release.load(); });
+  vectors v0(1024), v1(1024);
+  CHECK_FALSE(cache.notify_when_built("mimc/10", [] {}));  // nothing is being built yet
+  std::thread builder([&] { cache.synthesize(builder_circuit, v0.a, v0.b, v0.c); });
+  REQUIRE(eventually([&] { return first_taken.load(); }));
+
+  const auto later = make_circuit("mimc", 10, 4, 1);
+  const deferred_synthesis early = cache.synthesize_unless_building(*later, v1.a, v1.b, v1.c, true);
+  CHECK(early.pce_building);
+  CHECK_FALSE(early.output.pce_used);
+  CHECK(cache.stats().waits == 1);
+  CHECK(cache.stats().hits == 0);
+
+  std::atomic<int> notified{0};
+  std::atomic<bool> ready_when_notified{false};
+  REQUIRE(cache.notify_when_built("mimc/10", [&] {
+    ready_when_notified = cache.contains("mimc/10");
+    ++notified;
+  }));
+  CHECK(notified == 0);
+  release = true;
+  builder.join();
+  CHECK(notified == 1);
+  CHECK(ready_when_notified);
+  CHECK_FALSE(cache.notify_when_built("mimc/10", [] {}));  // built: nothing to wait for
+
+  const deferred_synthesis again = cache.synthesize_unless_building(*later, v1.a, v1.b, v1.c, false);
+  CHECK_FALSE(again.pce_building);
+  CHECK(again.output.pce_used);
+  CHECK(v1 == slow(*later));
+}
+
+TEST_CASE("a failed build tells the ones waiting for it", "[prover][pce][cpu]") {
+  pce_cache cache(pce_policy::wait);
+  std::atomic<bool> first_taken{false}, release{false};
+  gated_circuit failing(make_circuit("mimc", 10, 5, 0), first_taken, [&] { return release.load(); },
+                        /*first_throws=*/true);
+  vectors v0(1024);
+  std::thread builder([&] { CHECK_THROWS_AS(cache.synthesize(failing, v0.a, v0.b, v0.c), std::runtime_error); });
+  REQUIRE(eventually([&] { return first_taken.load(); }));
+  std::atomic<bool> entry_gone{false};
+  REQUIRE(cache.notify_when_built("mimc/10", [&] { entry_gone = !cache.expects_deferral("mimc/10"); }));
+  release = true;
+  builder.join();
+  CHECK(entry_gone);
+  CHECK_FALSE(cache.contains("mimc/10"));
+}
+
 TEST_CASE("a PCE over the capacity is not kept and its circuit stays on the slow path",
           "[prover][pce][cpu]") {
   pce_cache cache(pce_policy::wait, 1024);

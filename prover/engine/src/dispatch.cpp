@@ -44,12 +44,14 @@ std::size_t dispatch_queue::erase_job(std::uint64_t job_id) {
 }
 
 void high_water_counter::increment() noexcept {
-  ++current_;
-  if (current_ > maximum_) maximum_ = current_;
+  const std::size_t now = current_.load(std::memory_order_relaxed) + 1;
+  current_.store(now, std::memory_order_relaxed);
+  if (now > maximum_.load(std::memory_order_relaxed)) maximum_.store(now, std::memory_order_relaxed);
 }
 
 void high_water_counter::decrement() noexcept {
-  if (current_ > 0) --current_;
+  const std::size_t now = current_.load(std::memory_order_relaxed);
+  if (now > 0) current_.store(now - 1, std::memory_order_relaxed);
 }
 
 }  // namespace coprove::engine

@@ -271,6 +271,7 @@ struct pce_cache::entry {
   status state = status::building;
   std::shared_ptr<const pce_matrices> matrices;
   bool verified = true;  // false for a loaded PCE until its first use passed the check
+  std::vector<std::function<void()>> on_built;  // notify_when_built, while building
 };
 
 struct pce_cache::state {
@@ -324,12 +325,25 @@ pce_cache::~pce_cache() = default;
 
 synthesis_output pce_cache::synthesize(const circuit& circ, std::span<fr> a, std::span<fr> b,
                                        std::span<fr> c_out) {
-  return synthesize_impl(circ, a, b, c_out, false).output;
+  return synthesize_impl(circ, a, b, c_out, false, true).output;
 }
 
 deferred_synthesis pce_cache::synthesize_deferred(const circuit& circ, std::span<fr> a, std::span<fr> b,
                                                   std::span<fr> c_out) {
-  return synthesize_impl(circ, a, b, c_out, true);
+  return synthesize_impl(circ, a, b, c_out, true, true);
+}
+
+deferred_synthesis pce_cache::synthesize_unless_building(const circuit& circ, std::span<fr> a, std::span<fr> b,
+                                                         std::span<fr> c_out, bool defer_spmv) {
+  return synthesize_impl(circ, a, b, c_out, defer_spmv, false);
+}
+
+bool pce_cache::notify_when_built(std::string_view circuit_id, std::function<void()> ended) {
+  std::lock_guard lock(state_->mutex);
+  const auto it = state_->entries.find(circuit_id);
+  if (it == state_->entries.end() || it->second->state != entry::status::building) return false;
+  it->second->on_built.push_back(std::move(ended));
+  return true;
 }
 
 bool pce_cache::expects_deferral(std::string_view circuit_id) const {
@@ -342,7 +356,7 @@ bool pce_cache::expects_deferral(std::string_view circuit_id) const {
 }
 
 deferred_synthesis pce_cache::synthesize_impl(const circuit& circ, std::span<fr> a, std::span<fr> b,
-                                              std::span<fr> c_out, bool defer) {
+                                              std::span<fr> c_out, bool defer, bool block_on_build) {
   const std::size_t n = circ.domain_size();
   // Only a: the caller expects a deferral and leased b and c only if it turns out otherwise.
   const bool only_a = defer && b.empty() && c_out.empty() && a.size() == n;
@@ -387,6 +401,9 @@ deferred_synthesis pce_cache::synthesize_impl(const circuit& circ, std::span<fr>
         s.entries.erase(id);
         building->state = entry::status::failed;
         s.changed.notify_all();
+        auto ended = std::move(building->on_built);
+        lock.unlock();
+        for (auto& f : ended) f();
         throw;
       }
       const std::size_t size = recorded->bytes();
@@ -408,6 +425,9 @@ deferred_synthesis pce_cache::synthesize_impl(const circuit& circ, std::span<fr>
         s.bytes += size;
       }
       s.changed.notify_all();
+      auto ended = std::move(building->on_built);
+      lock.unlock();
+      for (auto& f : ended) f();
       return out;
     }
 
@@ -504,6 +524,11 @@ deferred_synthesis pce_cache::synthesize_impl(const circuit& circ, std::span<fr>
         }
         ++s.stats.waits;
         s.waits_total.inc();
+        if (!block_on_build) {
+          deferred_synthesis building;
+          building.pce_building = true;
+          return building;
+        }
         s.changed.wait(lock, [&] { return found->state != entry::status::building; });
         continue;
       }

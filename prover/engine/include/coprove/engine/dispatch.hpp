@@ -3,6 +3,7 @@
 // how much work a policy let loose at once.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -47,18 +48,19 @@ class dispatch_queue {
   std::set<partition_key> keys_;
 };
 
-/// A current count and the highest it has been. Not thread-safe: owned by the control executor.
+/// A current count and the highest it has been. One writer (the control executor) changes it;
+/// any thread may read it (each figure on its own; the two are not read as one snapshot).
 class high_water_counter {
  public:
   void increment() noexcept;
   void decrement() noexcept;
-  std::size_t current() const noexcept { return current_; }
-  std::size_t maximum() const noexcept { return maximum_; }
-  void reset_maximum() noexcept { maximum_ = current_; }
+  std::size_t current() const noexcept { return current_.load(std::memory_order_relaxed); }
+  std::size_t maximum() const noexcept { return maximum_.load(std::memory_order_relaxed); }
+  void reset_maximum() noexcept { maximum_.store(current(), std::memory_order_relaxed); }
 
  private:
-  std::size_t current_ = 0;
-  std::size_t maximum_ = 0;
+  std::atomic<std::size_t> current_{0};
+  std::atomic<std::size_t> maximum_{0};
 };
 
 }  // namespace coprove::engine

@@ -8,6 +8,7 @@
 
 #include <coprove/engine/compute_backend.hpp>
 #include <coprove/engine/dispatch.hpp>
+#include <coprove/engine/engine_report.hpp>
 #include <coprove/field/evaluation.hpp>
 #include <coprove/engine/memory_plan.hpp>
 #include <coprove/r1cs/pce.hpp>
@@ -85,7 +86,13 @@ struct engine_config {
   /// input vector a slot plus two full sets for the slow path (status: full_input_slots).
   /// false: the synthesis thread does the SpMV into a, b, c, which are copied.
   bool backend_spmv = true;
-  std::size_t synthesis_threads = 0;    ///< CPU pool for synthesis and evaluation; 0 = hardware
+  /// CPU pool for synthesis and evaluation; 0 = hardware. With synthesis_executor set, the
+  /// threads that executor runs on (used to tell a depth-bound idle slot from a CPU-bound one).
+  std::size_t synthesis_threads = 0;
+  /// Where synthesis and the matrices' uploads run. Empty (the default): the engine's own
+  /// thread_pool of synthesis_threads. Set (tests drive an io_context by hand), it must outlive
+  /// the engine's work; partitions hop there and back to the control executor.
+  boost::asio::any_io_executor synthesis_executor{};
   std::size_t memory_budget_bytes = 0;  ///< the memory plan's total; 0 = auto from free memory
   bool pageable_fallback = false;  ///< pinned pool may hand out pageable buffers when exhausted
   std::size_t prewarm_partitions = 0;  ///< pinned buffer sets allocated at start; 0 = depth
@@ -161,12 +168,15 @@ namespace detail {
 class engine_core;
 }
 
-/// Thread model: the engine's state lives on a strand of the control executor; every public
-/// method may be called from any thread (work is posted to the strand). Handlers complete on
-/// their associated executor (the system executor when they have none), never inside the call
-/// that started them. Destroying the engine cancels what is still running; that work gives
-/// everything back on the control executor once its device work is done, so keep the executor
-/// running (or await async_shutdown first for a clean stop).
+/// Thread model: the engine's state lives on one strand of the control executor and is changed
+/// only there (no lock on a partition's path); every public method may be called from any thread
+/// (work is posted to the strand). status(), status_snapshot(), report() and their JSON read a
+/// snapshot: job states through a lock taken per job (submit, status, end), figures from atomics
+/// the strand writes, each figure on its own. Handlers complete on their associated executor (the
+/// system executor when they have none), never inside the call that started them. Destroying the
+/// engine cancels what is still running; that work gives everything back on the control executor
+/// once its device work is done, so keep the executor running (or await async_shutdown first for
+/// a clean stop).
 class engine {
  public:
   using prove_signature = void(std::error_code, prove_result);
@@ -215,9 +225,13 @@ class engine {
 
   std::optional<job_status> status(std::uint64_t job_id) const;
   /// The memory plan, pool, queues, devices, dispatch maxima and PCE statistics, now.
+  engine_status status_snapshot() const;
+  /// to_json(status_snapshot()).
   boost::json::object status_json() const;
-  /// The cumulative run report (backend, partitions, verified, failed, throughput, dispatch.*,
-  /// pinned_pool.*, pce.*, gpu_busy_fraction, stage percentiles).
+  /// The cumulative run report (backend, partitions, verified, failed, throughput, dispatch,
+  /// pinned pool, PCE, GPU busy fraction, stage percentiles).
+  engine_report report() const;
+  /// to_json(report()).
   boost::json::object report_json() const;
   /// Forgets the dispatch maxima, latency histograms and throughput window (between benchmark
   /// phases); jobs and pool stay as they are.

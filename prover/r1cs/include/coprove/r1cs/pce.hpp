@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -68,6 +69,9 @@ struct deferred_synthesis {
   /// Called with b and c empty, this partition needs them after all (no PCE to defer to): nothing
   /// was computed or counted; call again with a, b and c.
   bool needs_abc = false;
+  /// Called through synthesize_unless_building while the circuit's PCE is being built under
+  /// `wait`: nothing was computed (the wait is counted); call again once notify_when_built fires.
+  bool pce_building = false;
 };
 
 /// The cache of PCEs by circuit id. Thread-safe; synthesize blocks (call it on a CPU thread).
@@ -97,6 +101,18 @@ class pce_cache {
   deferred_synthesis synthesize_deferred(const circuit& c, std::span<fr> a, std::span<fr> b,
                                          std::span<fr> c_out);
 
+  /// synthesize_deferred (defer_spmv) or synthesize (not), except that it never blocks on a build
+  /// in progress: while the circuit's PCE is being built under `wait`, it returns at once with
+  /// pce_building set. For callers that wait asynchronously (notify_when_built) instead of parking
+  /// a thread.
+  deferred_synthesis synthesize_unless_building(const circuit& c, std::span<fr> a, std::span<fr> b,
+                                                std::span<fr> c_out, bool defer_spmv);
+
+  /// While the PCE of circuit_id is being built: keeps `ended` and returns true; it is called
+  /// once, on the thread that ends the build (recorded, not kept, or failed), after the entry has
+  /// changed and outside the cache's lock. Otherwise returns false and never calls it.
+  bool notify_when_built(std::string_view circuit_id, std::function<void()> ended);
+
   /// True when a deferred synthesis of this circuit id will most likely need only a: its PCE is
   /// ready and checked, or is being built under `wait`. A guess for leasing buffers, not a promise.
   bool expects_deferral(std::string_view circuit_id) const;
@@ -105,7 +121,7 @@ class pce_cache {
 
  private:
   deferred_synthesis synthesize_impl(const circuit& c, std::span<fr> a, std::span<fr> b, std::span<fr> c_out,
-                                     bool defer);
+                                     bool defer, bool block_on_build);
 
  public:
   std::size_t capacity_bytes() const noexcept { return capacity_bytes_; }
