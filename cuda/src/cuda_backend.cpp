@@ -111,7 +111,7 @@ struct stage_events {
   cuda_backend* owner = nullptr;
   device_slot* slot = nullptr;
   engine::quotient_stages stages;
-  std::uint64_t h2d_bytes = 0;
+  std::uint64_t h2d_bytes = 0, d2h_bytes = 0;
   std::shared_ptr<const r1cs::pce_matrices> matrices;
   engine::quotient_completion done;
 };
@@ -414,6 +414,7 @@ class cuda_backend final : public engine::compute_backend {
         engine::quotient_timings& t = result.timings;
         t.h2d_ns = elapsed_ns(events->start, events->h2d);
         t.h2d_bytes = events->h2d_bytes;
+        t.d2h_bytes = events->d2h_bytes;
         t.spmv_ns = events->stages.contains(engine::quotient_stage::spmv) ? elapsed_ns(events->h2d, events->spmv) : 0;
         t.compute_ns = elapsed_ns(events->evaluated, events->compute);
         t.d2h_ns = elapsed_ns(events->h_evaluated, events->d2h);
@@ -443,6 +444,7 @@ class cuda_backend final : public engine::compute_backend {
                              std::size_t bytes, stage_events& events) {
     const bool evaluate = task.stages.contains(engine::quotient_stage::evaluate_at_zeta);
     const bool copy_h = task.stages.contains(engine::quotient_stage::copy_h_to_host);
+    events.d2h_bytes = 0;  // the events are reused from task to task
     const cudaStream_t s = w.work.get();
     const unsigned log_n = task.domain->log_size();
     field::fr* const d_values = w.evaluation.data;
@@ -487,10 +489,15 @@ class cuda_backend final : public engine::compute_backend {
     events.h_evaluated.record(s);
     {
       nvtx_range range("coprove d2h");
-      if (copy_h) COPROVE_CUDA_TRY(cudaMemcpyAsync(task.h.data(), w.a.data, bytes, cudaMemcpyDeviceToHost, s));
-      if (evaluate)
+      if (copy_h) {
+        COPROVE_CUDA_TRY(cudaMemcpyAsync(task.h.data(), w.a.data, bytes, cudaMemcpyDeviceToHost, s));
+        events.d2h_bytes += bytes;
+      }
+      if (evaluate) {
         COPROVE_CUDA_TRY(cudaMemcpyAsync(events.values.data, d_values, 4 * sizeof(field::fr),
                                          cudaMemcpyDeviceToHost, s));
+        events.d2h_bytes += 4 * sizeof(field::fr);
+      }
       events.d2h.record(s);
     }
   }

@@ -143,10 +143,11 @@ struct evaluation_values {
 
 /// Where a backend spent the time of one task. A backend without copies reports 0 for them;
 /// spmv_ns is 0 without the spmv stage, evaluation_ns without evaluate_at_zeta; compute_ns is the
-/// quotient's; d2h_ns covers what came back (h, the values); h2d_bytes is what was copied in.
+/// quotient's; d2h_ns covers what came back (h, the values); h2d_bytes and d2h_bytes are what was
+/// copied in and out.
 struct quotient_timings {
   std::uint64_t h2d_ns = 0, spmv_ns = 0, compute_ns = 0, evaluation_ns = 0, d2h_ns = 0;
-  std::uint64_t h2d_bytes = 0;
+  std::uint64_t h2d_bytes = 0, d2h_bytes = 0;
 };
 
 /// What a completed task hands back.
