@@ -241,7 +241,7 @@ TEST_CASE("the fq products take unreduced sums below 2p and return reduced value
   CHECK(fq{field::fq_mul_portable(add_unreduced(x.limbs, modulus()), y.limbs)} == x * y);
 }
 
-TEST_CASE("the assembly and portable fq sums and differences agree on random and edge inputs",
+TEST_CASE("the assembly and portable fq sums and differences, reduced or not, agree on random and edge inputs",
           "[field][fq][cpu]") {
   std::vector<limbs> inputs = edge_values();
   std::mt19937_64 gen(6);
@@ -253,9 +253,16 @@ TEST_CASE("the assembly and portable fq sums and differences agree on random and
       REQUIRE(field::detail::less_than_modulus(sum));
       REQUIRE(field::detail::less_than_modulus(difference));
       REQUIRE(field::detail::add_mod_portable(difference, b) == a);
+      // The unreduced forms: a + b and a - b + p, both below 2p.
+      const auto unreduced_sum = field::detail::add_unreduced_portable(a, b);
+      const auto unreduced_difference = field::detail::sub_unreduced_portable(a, b);
+      REQUIRE(unreduced_sum == add_unreduced(a, b));
+      REQUIRE(add_unreduced(unreduced_difference, b) == add_unreduced(a, modulus()));
 #if defined(COPROVE_FQ_HAVE_X86_64_ASM)
       REQUIRE(field::detail::add_mod_x86_64(a, b) == sum);
       REQUIRE(field::detail::sub_mod_x86_64(a, b) == difference);
+      REQUIRE(field::detail::add_unreduced_x86_64(a, b) == unreduced_sum);
+      REQUIRE(field::detail::sub_unreduced_x86_64(a, b) == unreduced_difference);
 #endif
     }
   }

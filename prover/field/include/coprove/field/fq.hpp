@@ -37,12 +37,17 @@ inline limbs6 mont_mul(const limbs6& a, const limbs6& b) noexcept {
 }
 
 // The sum and difference take the x86-64 assembly where there is one (it needs no CPU feature).
+// So do the unreduced forms the products accept (below 2p), which skip the conditional step.
 #if defined(COPROVE_FQ_HAVE_X86_64_ASM)
 inline limbs6 add_mod(const limbs6& a, const limbs6& b) noexcept { return add_mod_x86_64(a, b); }
 inline limbs6 sub_mod(const limbs6& a, const limbs6& b) noexcept { return sub_mod_x86_64(a, b); }
+inline limbs6 add_unreduced(const limbs6& a, const limbs6& b) noexcept { return add_unreduced_x86_64(a, b); }
+inline limbs6 sub_unreduced(const limbs6& a, const limbs6& b) noexcept { return sub_unreduced_x86_64(a, b); }
 #else
 inline limbs6 add_mod(const limbs6& a, const limbs6& b) noexcept { return add_mod_portable(a, b); }
 inline limbs6 sub_mod(const limbs6& a, const limbs6& b) noexcept { return sub_mod_portable(a, b); }
+inline limbs6 add_unreduced(const limbs6& a, const limbs6& b) noexcept { return add_unreduced_portable(a, b); }
+inline limbs6 sub_unreduced(const limbs6& a, const limbs6& b) noexcept { return sub_unreduced_portable(a, b); }
 #endif
 }  // namespace detail
 

@@ -50,6 +50,23 @@ inline limbs6 sub_mod_portable(const limbs6& a, const limbs6& b) noexcept {
   return t;
 }
 
+/// a + b without the reduction, below 2p for a, b < p: an input the products accept as it is.
+inline limbs6 add_unreduced_portable(const limbs6& a, const limbs6& b) noexcept {
+  std::uint64_t carry = 0;
+  limbs6 t;
+  for (int i = 0; i < 6; ++i) t[i] = adc(a[i], b[i], carry);
+  return t;
+}
+
+/// a - b + p, in (0, 2p) for a, b < p: a difference the products accept without the borrow test.
+inline limbs6 sub_unreduced_portable(const limbs6& a, const limbs6& b) noexcept {
+  std::uint64_t carry = 0, borrow = 0;
+  limbs6 t;
+  for (int i = 0; i < 6; ++i) t[i] = adc(a[i], constants::fq_modulus[i], carry);
+  for (int i = 0; i < 6; ++i) t[i] = sbb(t[i], b[i], borrow);
+  return t;
+}
+
 /// Whether x < p, for a canonical-value check.
 inline bool less_than_modulus(const limbs6& x) noexcept {
   for (int i = 5; i >= 0; --i) {
@@ -120,6 +137,25 @@ inline limbs6 mont_mul_portable(const limbs6& a, const limbs6& b) noexcept {
       [p2] "m"(constants::fq_modulus[2]), [p3] "m"(constants::fq_modulus[3]),                      \
       [p4] "m"(constants::fq_modulus[4]), [p5] "m"(constants::fq_modulus[5])
 
+// (r0..r5) += or -= the six limbs at %[b], on one carry chain: the first step of the sums and
+// differences, whose operands r0..r5 start as a's limbs.
+#define COPROVE_FQ_ADD_B                                                                           \
+  "addq 0(%[b]), %[r0]\n\t"                                                                        \
+  "adcq 8(%[b]), %[r1]\n\t"                                                                        \
+  "adcq 16(%[b]), %[r2]\n\t"                                                                       \
+  "adcq 24(%[b]), %[r3]\n\t"                                                                       \
+  "adcq 32(%[b]), %[r4]\n\t"                                                                       \
+  "adcq 40(%[b]), %[r5]\n\t"
+#define COPROVE_FQ_SUBTRACT_B                                                                      \
+  "subq 0(%[b]), %[r0]\n\t"                                                                        \
+  "sbbq 8(%[b]), %[r1]\n\t"                                                                        \
+  "sbbq 16(%[b]), %[r2]\n\t"                                                                       \
+  "sbbq 24(%[b]), %[r3]\n\t"                                                                       \
+  "sbbq 32(%[b]), %[r4]\n\t"                                                                       \
+  "sbbq 40(%[b]), %[r5]\n\t"
+#define COPROVE_FQ_R_OPERANDS                                                                      \
+  [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4), [r5] "+r"(r5)
+
 /// (a + b) mod p for a, b < p: one carry chain, then the conditional subtraction. Plain x86-64
 /// (no CPU feature needed); the compiler's code for add_mod_portable selects through vector
 /// registers and loses more time than the arithmetic takes.
@@ -127,14 +163,9 @@ inline limbs6 add_mod_x86_64(const limbs6& a, const limbs6& b) noexcept {
   std::uint64_t r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = a[4], r5 = a[5];
   [[maybe_unused]] std::uint64_t s0, s1, s2, s3, s4, s5;
   __asm__(
-      "addq 0(%[b]), %[r0]\n\t"
-      "adcq 8(%[b]), %[r1]\n\t"
-      "adcq 16(%[b]), %[r2]\n\t"
-      "adcq 24(%[b]), %[r3]\n\t"
-      "adcq 32(%[b]), %[r4]\n\t"
-      "adcq 40(%[b]), %[r5]\n\t"
+      COPROVE_FQ_ADD_B
       COPROVE_FQ_SUBTRACT_P_IF_NO_BORROW(r0, r1, r2, r3, r4, r5, s0, s1, s2, s3, s4, s5)
-      : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4), [r5] "+r"(r5),
+      : COPROVE_FQ_R_OPERANDS,
         [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3), [s4] "=&r"(s4),
         [s5] "=&r"(s5)
       : [b] "r"(b.data()), "m"(b), COPROVE_FQ_MODULUS_OPERANDS
@@ -149,12 +180,7 @@ inline limbs6 sub_mod_x86_64(const limbs6& a, const limbs6& b) noexcept {
   [[maybe_unused]] std::uint64_t s0, s1, s2, s3, s4, s5;
   const std::uint64_t* bp = b.data();  // the pointer's register holds the borrow mask at the end
   __asm__(
-      "subq 0(%[b]), %[r0]\n\t"
-      "sbbq 8(%[b]), %[r1]\n\t"
-      "sbbq 16(%[b]), %[r2]\n\t"
-      "sbbq 24(%[b]), %[r3]\n\t"
-      "sbbq 32(%[b]), %[r4]\n\t"
-      "sbbq 40(%[b]), %[r5]\n\t"
+      COPROVE_FQ_SUBTRACT_B
       "sbbq %[b], %[b]\n\t"  // all ones when a < b
       "movq %[r0], %[s0]\n\t"
       "movq %[r1], %[s1]\n\t"
@@ -175,7 +201,7 @@ inline limbs6 sub_mod_x86_64(const limbs6& a, const limbs6& b) noexcept {
       "cmovnzq %[s3], %[r3]\n\t"
       "cmovnzq %[s4], %[r4]\n\t"
       "cmovnzq %[s5], %[r5]\n\t"
-      : [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4), [r5] "+r"(r5),
+      : COPROVE_FQ_R_OPERANDS,
         [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3), [s4] "=&r"(s4),
         [s5] "=&r"(s5), [b] "+r"(bp)
       : "m"(b), COPROVE_FQ_MODULUS_OPERANDS
@@ -183,6 +209,34 @@ inline limbs6 sub_mod_x86_64(const limbs6& a, const limbs6& b) noexcept {
   return {r0, r1, r2, r3, r4, r5};
 }
 
+
+/// add_unreduced_portable: one carry chain.
+inline limbs6 add_unreduced_x86_64(const limbs6& a, const limbs6& b) noexcept {
+  std::uint64_t r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = a[4], r5 = a[5];
+  __asm__(
+      COPROVE_FQ_ADD_B
+      : COPROVE_FQ_R_OPERANDS
+      : [b] "r"(b.data()), "m"(b)
+      : "cc");
+  return {r0, r1, r2, r3, r4, r5};
+}
+
+/// sub_unreduced_portable: a + p on one chain, then b subtracted on another (never borrows).
+inline limbs6 sub_unreduced_x86_64(const limbs6& a, const limbs6& b) noexcept {
+  std::uint64_t r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = a[4], r5 = a[5];
+  __asm__(
+      "addq %[p0], %[r0]\n\t"
+      "adcq %[p1], %[r1]\n\t"
+      "adcq %[p2], %[r2]\n\t"
+      "adcq %[p3], %[r3]\n\t"
+      "adcq %[p4], %[r4]\n\t"
+      "adcq %[p5], %[r5]\n\t"
+      COPROVE_FQ_SUBTRACT_B
+      : COPROVE_FQ_R_OPERANDS
+      : [b] "r"(b.data()), "m"(b), COPROVE_FQ_MODULUS_OPERANDS
+      : "cc");
+  return {r0, r1, r2, r3, r4, r5};
+}
 
 // (t0..t6) <- a * b[0]: the first row of a product, on one carry chain.
 #define COPROVE_FQ_FIRST_ROW(t0, t1, t2, t3, t4, t5, t6)                                           \
