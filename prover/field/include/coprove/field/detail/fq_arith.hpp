@@ -5,7 +5,8 @@
 // products MULX/ADCX/ADOX assembly (BMI2 and ADX). All bodies are always compiled (no dependence on
 // optimisation flags, so every translation unit sees the same inline functions); which
 // multiplication runs is chosen at start-up from CPUID in fq.cpp. The assembly needs at most
-// thirteen registers, so it also compiles without optimisation and with a frame pointer.
+// twelve registers, so it also compiles without optimisation, with a frame pointer and as
+// position-independent code.
 //
 // Bounds: p < 2^381, so a sum of two reduced values fits six limbs unreduced, and the products
 // accept such sums (inputs below 2p) and still return reduced values (see mont_mul_portable).
@@ -102,40 +103,52 @@ inline limbs6 mont_mul_portable(const limbs6& a, const limbs6& b) noexcept {
 #define COPROVE_FQ_HAVE_X86_64_ASM 1
 #define COPROVE_FQ_HAVE_ADX_PATH 1
 
-// The assembly below is written with named operands. These macros spell the steps the kernels
-// share; their register arguments are operand names, so one macro serves every rotation of the
-// accumulator registers.
+// The assembly takes p and -p^-1 as instruction immediates (MOVABS) rather than memory operands:
+// under position-independent code each global operand needs a register for its address, and the
+// kernels need every register they name. It is written with named operands; these macros spell
+// the steps the kernels share, and their register arguments are operand names, so one macro
+// serves every rotation of the accumulator registers.
 #define COPROVE_FQ_OP(name) "%[" #name "]"
 // The low 32 bits of the operand (writing them clears the whole register, in fewer bytes).
 #define COPROVE_FQ_OP32(name) "%k[" #name "]"
 
-// (r0..r5) <- (r0..r5) - p when that does not borrow, through the scratch registers s0..s5: the
-// conditional subtraction that leaves a value below 2p reduced, without a branch.
-#define COPROVE_FQ_SUBTRACT_P_IF_NO_BORROW(r0, r1, r2, r3, r4, r5, s0, s1, s2, s3, s4, s5)          \
-  "movq " COPROVE_FQ_OP(r0) ", " COPROVE_FQ_OP(s0) "\n\t"                                            \
-  "movq " COPROVE_FQ_OP(r1) ", " COPROVE_FQ_OP(s1) "\n\t"                                            \
-  "movq " COPROVE_FQ_OP(r2) ", " COPROVE_FQ_OP(s2) "\n\t"                                            \
-  "movq " COPROVE_FQ_OP(r3) ", " COPROVE_FQ_OP(s3) "\n\t"                                            \
-  "movq " COPROVE_FQ_OP(r4) ", " COPROVE_FQ_OP(s4) "\n\t"                                            \
-  "movq " COPROVE_FQ_OP(r5) ", " COPROVE_FQ_OP(s5) "\n\t"                                            \
-  "subq %[p0], " COPROVE_FQ_OP(s0) "\n\t"                                                            \
-  "sbbq %[p1], " COPROVE_FQ_OP(s1) "\n\t"                                                            \
-  "sbbq %[p2], " COPROVE_FQ_OP(s2) "\n\t"                                                            \
-  "sbbq %[p3], " COPROVE_FQ_OP(s3) "\n\t"                                                            \
-  "sbbq %[p4], " COPROVE_FQ_OP(s4) "\n\t"                                                            \
-  "sbbq %[p5], " COPROVE_FQ_OP(s5) "\n\t"                                                            \
-  "cmovncq " COPROVE_FQ_OP(s0) ", " COPROVE_FQ_OP(r0) "\n\t"                                         \
-  "cmovncq " COPROVE_FQ_OP(s1) ", " COPROVE_FQ_OP(r1) "\n\t"                                         \
-  "cmovncq " COPROVE_FQ_OP(s2) ", " COPROVE_FQ_OP(r2) "\n\t"                                         \
-  "cmovncq " COPROVE_FQ_OP(s3) ", " COPROVE_FQ_OP(r3) "\n\t"                                         \
-  "cmovncq " COPROVE_FQ_OP(s4) ", " COPROVE_FQ_OP(r4) "\n\t"                                         \
-  "cmovncq " COPROVE_FQ_OP(s5) ", " COPROVE_FQ_OP(r5) "\n\t"
+/// 2^384 - p, whose addition sets the carry exactly when the value is at least p.
+inline constexpr std::uint64_t fq_modulus_negated[6] = {
+    ~constants::fq_modulus[0] + 1, ~constants::fq_modulus[1], ~constants::fq_modulus[2],
+    ~constants::fq_modulus[3],     ~constants::fq_modulus[4], ~constants::fq_modulus[5]};
 
-// The modulus and -p^-1 mod 2^64 as memory operands (RIP-relative: they take no register).
-#define COPROVE_FQ_MODULUS_OPERANDS                                                                 \
-  [p0] "m"(constants::fq_modulus[0]), [p1] "m"(constants::fq_modulus[1]),                          \
-      [p2] "m"(constants::fq_modulus[2]), [p3] "m"(constants::fq_modulus[3]),                      \
-      [p4] "m"(constants::fq_modulus[4]), [p5] "m"(constants::fq_modulus[5])
+// The immediates, as operand lists (an asm statement takes at most thirty operands in all).
+#define COPROVE_FQ_MODULUS_OPERANDS                                                                \
+  [p0] "n"(constants::fq_modulus[0]), [p1] "n"(constants::fq_modulus[1]),                          \
+      [p2] "n"(constants::fq_modulus[2]), [p3] "n"(constants::fq_modulus[3]),                      \
+      [p4] "n"(constants::fq_modulus[4]), [p5] "n"(constants::fq_modulus[5])
+#define COPROVE_FQ_NEGATED_MODULUS_OPERANDS                                                        \
+  [n0] "n"(fq_modulus_negated[0]), [n1] "n"(fq_modulus_negated[1]),                                \
+      [n2] "n"(fq_modulus_negated[2]), [n3] "n"(fq_modulus_negated[3]),                            \
+      [n4] "n"(fq_modulus_negated[4]), [n5] "n"(fq_modulus_negated[5])
+
+// (r0..r5) <- (r0..r5) - p when that does not borrow, through the scratch registers s0..s5:
+// s = r + 2^384 - p, taken when the addition carries. The conditional subtraction that leaves a
+// value below 2p reduced, without a branch.
+#define COPROVE_FQ_SUBTRACT_P_IF_NO_BORROW(r0, r1, r2, r3, r4, r5, s0, s1, s2, s3, s4, s5)          \
+  "movabsq %[n0], " COPROVE_FQ_OP(s0) "\n\t"                                                        \
+  "movabsq %[n1], " COPROVE_FQ_OP(s1) "\n\t"                                                        \
+  "movabsq %[n2], " COPROVE_FQ_OP(s2) "\n\t"                                                        \
+  "movabsq %[n3], " COPROVE_FQ_OP(s3) "\n\t"                                                        \
+  "movabsq %[n4], " COPROVE_FQ_OP(s4) "\n\t"                                                        \
+  "movabsq %[n5], " COPROVE_FQ_OP(s5) "\n\t"                                                        \
+  "addq " COPROVE_FQ_OP(r0) ", " COPROVE_FQ_OP(s0) "\n\t"                                            \
+  "adcq " COPROVE_FQ_OP(r1) ", " COPROVE_FQ_OP(s1) "\n\t"                                            \
+  "adcq " COPROVE_FQ_OP(r2) ", " COPROVE_FQ_OP(s2) "\n\t"                                            \
+  "adcq " COPROVE_FQ_OP(r3) ", " COPROVE_FQ_OP(s3) "\n\t"                                            \
+  "adcq " COPROVE_FQ_OP(r4) ", " COPROVE_FQ_OP(s4) "\n\t"                                            \
+  "adcq " COPROVE_FQ_OP(r5) ", " COPROVE_FQ_OP(s5) "\n\t"                                            \
+  "cmovcq " COPROVE_FQ_OP(s0) ", " COPROVE_FQ_OP(r0) "\n\t"                                          \
+  "cmovcq " COPROVE_FQ_OP(s1) ", " COPROVE_FQ_OP(r1) "\n\t"                                          \
+  "cmovcq " COPROVE_FQ_OP(s2) ", " COPROVE_FQ_OP(r2) "\n\t"                                          \
+  "cmovcq " COPROVE_FQ_OP(s3) ", " COPROVE_FQ_OP(r3) "\n\t"                                          \
+  "cmovcq " COPROVE_FQ_OP(s4) ", " COPROVE_FQ_OP(r4) "\n\t"                                          \
+  "cmovcq " COPROVE_FQ_OP(s5) ", " COPROVE_FQ_OP(r5) "\n\t"
 
 // (r0..r5) += or -= the six limbs at %[b], on one carry chain: the first step of the sums and
 // differences, whose operands r0..r5 start as a's limbs.
@@ -158,81 +171,76 @@ inline limbs6 mont_mul_portable(const limbs6& a, const limbs6& b) noexcept {
 
 /// (a + b) mod p for a, b < p: one carry chain, then the conditional subtraction. Plain x86-64
 /// (no CPU feature needed); the compiler's code for add_mod_portable selects through vector
-/// registers and loses more time than the arithmetic takes.
+/// registers loaded from the scalar stores just made, and the store-forwarding stalls cost more
+/// than the arithmetic.
 inline limbs6 add_mod_x86_64(const limbs6& a, const limbs6& b) noexcept {
   std::uint64_t r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = a[4], r5 = a[5];
-  [[maybe_unused]] std::uint64_t s0, s1, s2, s3, s4, s5;
+  [[maybe_unused]] std::uint64_t s0, s1, s2, s3, s4;
+  const std::uint64_t* bp = b.data();  // the pointer's register is scratch after the sum
   __asm__(
       COPROVE_FQ_ADD_B
-      COPROVE_FQ_SUBTRACT_P_IF_NO_BORROW(r0, r1, r2, r3, r4, r5, s0, s1, s2, s3, s4, s5)
-      : COPROVE_FQ_R_OPERANDS,
-        [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3), [s4] "=&r"(s4),
-        [s5] "=&r"(s5)
-      : [b] "r"(b.data()), "m"(b), COPROVE_FQ_MODULUS_OPERANDS
+      COPROVE_FQ_SUBTRACT_P_IF_NO_BORROW(r0, r1, r2, r3, r4, r5, s0, s1, s2, s3, s4, b)
+      : COPROVE_FQ_R_OPERANDS, [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3),
+        [s4] "=&r"(s4), [b] "+r"(bp)
+      : "m"(b), COPROVE_FQ_NEGATED_MODULUS_OPERANDS
       : "cc");
   return {r0, r1, r2, r3, r4, r5};
 }
 
-/// (a - b) mod p for a, b < p: one borrow chain, then p added to a copy and the copy taken when
-/// the chain borrowed.
+// r_i += p_i when the carry flag (the borrow of a subtraction) is set, on the OF chain so that CF
+// stays the condition throughout: t = p_i, replaced by the zero in %[zero] when CF is clear.
+#define COPROVE_FQ_ADD_P_LIMB_IF_BORROW(p, r)                                                      \
+  "movabsq " p ", %[t]\n\t"                                                                        \
+  "cmovncq %[zero], %[t]\n\t"                                                                      \
+  "adoxq %[t], " COPROVE_FQ_OP(r) "\n\t"
+
+/// (a - b) mod p for a, b < p: one borrow chain, then p added back under the borrow.
 inline limbs6 sub_mod_x86_64(const limbs6& a, const limbs6& b) noexcept {
   std::uint64_t r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = a[4], r5 = a[5];
-  [[maybe_unused]] std::uint64_t s0, s1, s2, s3, s4, s5;
-  const std::uint64_t* bp = b.data();  // the pointer's register holds the borrow mask at the end
+  [[maybe_unused]] std::uint64_t t;
+  const std::uint64_t* bp = b.data();  // the pointer's register holds zero when nothing borrowed
   __asm__(
       COPROVE_FQ_SUBTRACT_B
-      "sbbq %[b], %[b]\n\t"  // all ones when a < b
-      "movq %[r0], %[s0]\n\t"
-      "movq %[r1], %[s1]\n\t"
-      "movq %[r2], %[s2]\n\t"
-      "movq %[r3], %[s3]\n\t"
-      "movq %[r4], %[s4]\n\t"
-      "movq %[r5], %[s5]\n\t"
-      "addq %[p0], %[s0]\n\t"
-      "adcq %[p1], %[s1]\n\t"
-      "adcq %[p2], %[s2]\n\t"
-      "adcq %[p3], %[s3]\n\t"
-      "adcq %[p4], %[s4]\n\t"
-      "adcq %[p5], %[s5]\n\t"
-      "testq %[b], %[b]\n\t"
-      "cmovnzq %[s0], %[r0]\n\t"
-      "cmovnzq %[s1], %[r1]\n\t"
-      "cmovnzq %[s2], %[r2]\n\t"
-      "cmovnzq %[s3], %[r3]\n\t"
-      "cmovnzq %[s4], %[r4]\n\t"
-      "cmovnzq %[s5], %[r5]\n\t"
-      : COPROVE_FQ_R_OPERANDS,
-        [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3), [s4] "=&r"(s4),
-        [s5] "=&r"(s5), [b] "+r"(bp)
-      : "m"(b), COPROVE_FQ_MODULUS_OPERANDS
+      // b <- -borrow: zero when nothing borrowed (all that cmovnc reads it for); keeps CF, clears OF.
+      "sbbq %[b], %[b]\n\t"
+      COPROVE_FQ_ADD_P_LIMB_IF_BORROW("%[p0]", r0)
+      COPROVE_FQ_ADD_P_LIMB_IF_BORROW("%[p1]", r1)
+      COPROVE_FQ_ADD_P_LIMB_IF_BORROW("%[p2]", r2)
+      COPROVE_FQ_ADD_P_LIMB_IF_BORROW("%[p3]", r3)
+      COPROVE_FQ_ADD_P_LIMB_IF_BORROW("%[p4]", r4)
+      COPROVE_FQ_ADD_P_LIMB_IF_BORROW("%[p5]", r5)
+      : COPROVE_FQ_R_OPERANDS, [t] "=&r"(t), [b] "+r"(bp)
+      : "m"(b), [zero] "r"(std::uint64_t{0}), COPROVE_FQ_MODULUS_OPERANDS
       : "cc");
   return {r0, r1, r2, r3, r4, r5};
 }
-
 
 /// add_unreduced_portable: one carry chain.
 inline limbs6 add_unreduced_x86_64(const limbs6& a, const limbs6& b) noexcept {
   std::uint64_t r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = a[4], r5 = a[5];
-  __asm__(
-      COPROVE_FQ_ADD_B
-      : COPROVE_FQ_R_OPERANDS
-      : [b] "r"(b.data()), "m"(b)
-      : "cc");
+  __asm__(COPROVE_FQ_ADD_B : COPROVE_FQ_R_OPERANDS : [b] "r"(b.data()), "m"(b) : "cc");
   return {r0, r1, r2, r3, r4, r5};
 }
 
 /// sub_unreduced_portable: a + p on one chain, then b subtracted on another (never borrows).
 inline limbs6 sub_unreduced_x86_64(const limbs6& a, const limbs6& b) noexcept {
   std::uint64_t r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = a[4], r5 = a[5];
+  [[maybe_unused]] std::uint64_t t;
   __asm__(
-      "addq %[p0], %[r0]\n\t"
-      "adcq %[p1], %[r1]\n\t"
-      "adcq %[p2], %[r2]\n\t"
-      "adcq %[p3], %[r3]\n\t"
-      "adcq %[p4], %[r4]\n\t"
-      "adcq %[p5], %[r5]\n\t"
+      "movabsq %[p0], %[t]\n\t"
+      "addq %[t], %[r0]\n\t"
+      "movabsq %[p1], %[t]\n\t"
+      "adcq %[t], %[r1]\n\t"
+      "movabsq %[p2], %[t]\n\t"
+      "adcq %[t], %[r2]\n\t"
+      "movabsq %[p3], %[t]\n\t"
+      "adcq %[t], %[r3]\n\t"
+      "movabsq %[p4], %[t]\n\t"
+      "adcq %[t], %[r4]\n\t"
+      "movabsq %[p5], %[t]\n\t"
+      "adcq %[t], %[r5]\n\t"
       COPROVE_FQ_SUBTRACT_B
-      : COPROVE_FQ_R_OPERANDS
+      : COPROVE_FQ_R_OPERANDS, [t] "=&r"(t)
       : [b] "r"(b.data()), "m"(b), COPROVE_FQ_MODULUS_OPERANDS
       : "cc");
   return {r0, r1, r2, r3, r4, r5};
@@ -254,27 +262,15 @@ inline limbs6 sub_unreduced_x86_64(const limbs6& a, const limbs6& b) noexcept {
   "adcq %[lo], " COPROVE_FQ_OP(t5) "\n\t"                                                         \
   "adcq $0, " COPROVE_FQ_OP(t6) "\n\t"
 
-// One product and its two carry chains: (l0..l5, h) += lo and hi halves of x * a[0..5], the low
-// halves on ADOX (OF) and the high ones on ADCX (CF), with x already in d and both flags clear.
-#define COPROVE_FQ_MULX_ROW(x0, x1, x2, x3, x4, x5, l0, l1, l2, l3, l4, l5, h)                    \
-  "mulxq " x0 ", %[lo], %[hi]\n\t"                                                                \
-  "adoxq %[lo], " COPROVE_FQ_OP(l0) "\n\t"                                                        \
-  "adcxq %[hi], " COPROVE_FQ_OP(l1) "\n\t"                                                        \
-  "mulxq " x1 ", %[lo], %[hi]\n\t"                                                                \
-  "adoxq %[lo], " COPROVE_FQ_OP(l1) "\n\t"                                                        \
-  "adcxq %[hi], " COPROVE_FQ_OP(l2) "\n\t"                                                        \
-  "mulxq " x2 ", %[lo], %[hi]\n\t"                                                                \
-  "adoxq %[lo], " COPROVE_FQ_OP(l2) "\n\t"                                                        \
-  "adcxq %[hi], " COPROVE_FQ_OP(l3) "\n\t"                                                        \
-  "mulxq " x3 ", %[lo], %[hi]\n\t"                                                                \
-  "adoxq %[lo], " COPROVE_FQ_OP(l3) "\n\t"                                                        \
-  "adcxq %[hi], " COPROVE_FQ_OP(l4) "\n\t"                                                        \
-  "mulxq " x4 ", %[lo], %[hi]\n\t"                                                                \
-  "adoxq %[lo], " COPROVE_FQ_OP(l4) "\n\t"                                                        \
-  "adcxq %[hi], " COPROVE_FQ_OP(l5) "\n\t"                                                        \
-  "mulxq " x5 ", %[lo], %[hi]\n\t"                                                                \
-  "adoxq %[lo], " COPROVE_FQ_OP(l5) "\n\t"                                                        \
-  "adcxq %[hi], " COPROVE_FQ_OP(h) "\n\t"                                                         \
+// One step of a row: (l, h) += the low and high halves of d * x, the low on ADOX (OF), the high on
+// ADCX (CF); `load` puts x where `x` names it first (nothing for a memory operand).
+#define COPROVE_FQ_MULX_STEP(load, x, l, h)                                                        \
+  load "mulxq " x ", %[lo], %[hi]\n\t"                                                            \
+  "adoxq %[lo], " COPROVE_FQ_OP(l) "\n\t"                                                         \
+  "adcxq %[hi], " COPROVE_FQ_OP(h) "\n\t"
+
+// The final OF carry of a row into its top word.
+#define COPROVE_FQ_ROW_END(h)                                                                      \
   "movl $0, %k[lo]\n\t"                                                                           \
   "adoxq %[lo], " COPROVE_FQ_OP(h) "\n\t"
 
@@ -282,22 +278,36 @@ inline limbs6 sub_unreduced_x86_64(const limbs6& a, const limbs6& b) noexcept {
 #define COPROVE_FQ_PRODUCT_ROW(offset, l0, l1, l2, l3, l4, l5, h)                                 \
   "movq " #offset "(%[b]), %[d]\n\t"                                                              \
   "xorl " COPROVE_FQ_OP32(h) ", " COPROVE_FQ_OP32(h) "\n\t"                                       \
-  COPROVE_FQ_MULX_ROW("0(%[a])", "8(%[a])", "16(%[a])", "24(%[a])", "32(%[a])", "40(%[a])", l0, l1, \
-                      l2, l3, l4, l5, h)
+  COPROVE_FQ_MULX_STEP("", "0(%[a])", l0, l1)                                                     \
+  COPROVE_FQ_MULX_STEP("", "8(%[a])", l1, l2)                                                     \
+  COPROVE_FQ_MULX_STEP("", "16(%[a])", l2, l3)                                                    \
+  COPROVE_FQ_MULX_STEP("", "24(%[a])", l3, l4)                                                    \
+  COPROVE_FQ_MULX_STEP("", "32(%[a])", l4, l5)                                                    \
+  COPROVE_FQ_MULX_STEP("", "40(%[a])", l5, h)                                                     \
+  COPROVE_FQ_ROW_END(h)
+
+// Loads the limb p_i of the modulus into hi, the register MULX then reads it from and overwrites.
+#define COPROVE_FQ_LOAD_P(i) "movabsq %[p" #i "], %[hi]\n\t"
 
 // (l0..l6) += m p with m = l0 * (-p^-1) mod 2^64, which clears l0: one Montgomery reduction row.
 #define COPROVE_FQ_REDUCTION_ROW(l0, l1, l2, l3, l4, l5, l6)                                       \
+  "movabsq %[inv], %[lo]\n\t"                                                                     \
   "movq " COPROVE_FQ_OP(l0) ", %[d]\n\t"                                                          \
-  "imulq %[inv], %[d]\n\t"                                                                        \
+  "imulq %[lo], %[d]\n\t"                                                                         \
   "xorl %k[lo], %k[lo]\n\t"                                                                       \
-  COPROVE_FQ_MULX_ROW("%[p0]", "%[p1]", "%[p2]", "%[p3]", "%[p4]", "%[p5]", l0, l1, l2, l3, l4, l5, \
-                      l6)
+  COPROVE_FQ_MULX_STEP(COPROVE_FQ_LOAD_P(0), "%[hi]", l0, l1)                                     \
+  COPROVE_FQ_MULX_STEP(COPROVE_FQ_LOAD_P(1), "%[hi]", l1, l2)                                     \
+  COPROVE_FQ_MULX_STEP(COPROVE_FQ_LOAD_P(2), "%[hi]", l2, l3)                                     \
+  COPROVE_FQ_MULX_STEP(COPROVE_FQ_LOAD_P(3), "%[hi]", l3, l4)                                     \
+  COPROVE_FQ_MULX_STEP(COPROVE_FQ_LOAD_P(4), "%[hi]", l4, l5)                                     \
+  COPROVE_FQ_MULX_STEP(COPROVE_FQ_LOAD_P(5), "%[hi]", l5, l6)                                     \
+  COPROVE_FQ_ROW_END(l6)
 
 /// The product of mont_mul_portable with MULX and two carry chains (ADOX for the low halves, ADCX
 /// for the high halves), the CIOS schedule unrolled: each of the six rounds adds a * b[i] and then
 /// m * p and retires one register, so the result ends in t6, t0, ..., t4, and the conditional
-/// subtraction runs on the registers the product no longer needs. Needs BMI2 and ADX: call it only
-/// where fq_multiply_path_supported(fq_multiply_path::x86_64_adx).
+/// subtraction runs on the registers the product no longer needs. Twelve registers. Needs BMI2 and
+/// ADX: call it only where fq_multiply_path_supported(fq_multiply_path::x86_64_adx).
 inline limbs6 mont_mul_adx(const limbs6& a, const limbs6& b) noexcept {
   std::uint64_t t0, t1, t2, t3, t4, t6;
   [[maybe_unused]] std::uint64_t t5, lo, hi, d;  // scratch
@@ -320,7 +330,8 @@ inline limbs6 mont_mul_adx(const limbs6& a, const limbs6& b) noexcept {
       : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4),
         [t5] "=&r"(t5), [t6] "=&r"(t6), [lo] "=&r"(lo), [hi] "=&r"(hi), [d] "=&d"(d),
         [a] "+r"(ap), [b] "+r"(bp)
-      : COPROVE_FQ_MODULUS_OPERANDS, [inv] "m"(constants::fq_inv), "m"(a), "m"(b)
+      : "m"(a), "m"(b), COPROVE_FQ_MODULUS_OPERANDS, COPROVE_FQ_NEGATED_MODULUS_OPERANDS,
+        [inv] "n"(constants::fq_inv)
       : "cc");
   return {t6, t0, t1, t2, t3, t4};
 }
