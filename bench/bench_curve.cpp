@@ -1,5 +1,6 @@
 // The curve layer on one CPU thread: Fq multiplications per second on each multiplication path,
-// Fq2 multiplication, G1 and G2 addition and doubling, scalar multiplication (variable time and
+// Fq squaring and addition, Fq2 multiplication and squaring, Fq12 multiplication, squaring and
+// cyclotomic squaring, G1 and G2 addition and doubling, scalar multiplication (variable time and
 // constant time), one pairing and a two-pairing product; in the same run @noble/curves under node
 // (bench/noble_curve_floor.mjs) times the same pairings and scalar multiplications as the floor.
 // Prints a table with the ratios and, with --json PATH, writes
@@ -157,6 +158,19 @@ int main(int argc, char** argv) {
     return median_ms(reps, work) * 1e6 / static_cast<double>(n);
   };
   {
+    const field::fq a = field::fq::random(gen), b = field::fq::random(gen);
+    rows.push_back({"fq_square", "ns", ns_per_op([&] {
+                      field::fq x = a;
+                      for (std::size_t i = 0; i < op_count; ++i) x = x.square();
+                      keep(x);
+                    }, op_count), std::nullopt});
+    rows.push_back({"fq_add", "ns", ns_per_op([&] {
+                      field::fq x = a;
+                      for (std::size_t i = 0; i < op_count; ++i) x += b;
+                      keep(x);
+                    }, op_count), std::nullopt});
+  }
+  {
     const field::fq2 a = field::fq2::random(gen), b = field::fq2::random(gen);
     rows.push_back({"fq2_mul", "ns", ns_per_op([&] {
                       field::fq2 x = a;
@@ -174,6 +188,18 @@ int main(int argc, char** argv) {
     rows.push_back({"fq12_mul", "ns", ns_per_op([&] {
                       field::fq12 x = a;
                       for (std::size_t i = 0; i < 1024; ++i) x *= b;
+                      keep(x);
+                    }, 1024), std::nullopt});
+    rows.push_back({"fq12_square", "ns", ns_per_op([&] {
+                      field::fq12 x = a;
+                      for (std::size_t i = 0; i < 1024; ++i) x = x.square();
+                      keep(x);
+                    }, 1024), std::nullopt});
+    // An element of the cyclotomic subgroup, where the final exponentiation squares.
+    const field::fq12 g = field::final_exponentiation(a);
+    rows.push_back({"fq12_cyclotomic_square", "ns", ns_per_op([&] {
+                      field::fq12 x = g;
+                      for (std::size_t i = 0; i < 1024; ++i) x = x.cyclotomic_square();
                       keep(x);
                     }, 1024), std::nullopt});
   }

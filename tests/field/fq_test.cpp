@@ -9,6 +9,7 @@
 #include <array>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -28,6 +29,35 @@ limbs p_minus_one() {
   limbs v = modulus();
   v[0] -= 1;
   return v;
+}
+
+/// Edge inputs as Montgomery limbs, all below p: 0, 1, R (= one), p - 1, values just under p and
+/// near 2^381, and all-ones limbs reduced mod p.
+std::vector<limbs> edge_values() {
+  std::vector<limbs> edges = {{0, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0}, fq::one().limbs,
+                              p_minus_one()};
+  limbs all_ones;
+  all_ones.fill(~0ULL);
+  // 2^384 - 1 reduced: subtract p until below it (2^384 < 10 p).
+  while (!field::detail::less_than_modulus(all_ones)) {
+    std::uint64_t borrow = 0;
+    for (int i = 0; i < 6; ++i) all_ones[i] = field::detail::sbb(all_ones[i], modulus()[i], borrow);
+  }
+  edges.push_back(all_ones);
+  limbs near_top = p_minus_one();
+  near_top[0] -= 0x1234;
+  edges.push_back(near_top);
+  edges.push_back({~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, 0x19ffffffffffffffULL});  // < p, near 2^381
+  edges.push_back({0, 0, 0, 0, 0, 0x1a0111ea397fe699ULL});
+  return edges;
+}
+
+/// a + b without reduction (below 2p for reduced inputs), the form the lazy products take.
+limbs add_unreduced(const limbs& a, const limbs& b) {
+  std::uint64_t carry = 0;
+  limbs out;
+  for (int i = 0; i < 6; ++i) out[i] = field::detail::adc(a[i], b[i], carry);
+  return out;
 }
 
 }  // namespace
@@ -170,23 +200,7 @@ TEST_CASE("the portable and mulx/adx fq multiplications agree on random and edge
     WARN("this CPU lacks BMI2/ADX: only the portable path is tested");
     return;
   }
-  // Edge inputs as Montgomery limbs: 0, 1, R (= one), p - 1, values just under p and near 2^381,
-  // and all-ones limbs reduced mod p.
-  std::vector<limbs> edges = {{0, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0}, fq::one().limbs,
-                              p_minus_one()};
-  limbs all_ones;
-  all_ones.fill(~0ULL);
-  // 2^384 - 1 reduced: subtract p until below it (2^384 < 10 p).
-  while (!coprove::field::detail::less_than_modulus(all_ones)) {
-    std::uint64_t borrow = 0;
-    for (int i = 0; i < 6; ++i) all_ones[i] = field::detail::sbb(all_ones[i], modulus()[i], borrow);
-  }
-  edges.push_back(all_ones);
-  limbs near_top = p_minus_one();
-  near_top[0] -= 0x1234;
-  edges.push_back(near_top);
-  edges.push_back({~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, 0x19ffffffffffffffULL});  // < p, near 2^381
-  edges.push_back({0, 0, 0, 0, 0, 0x1a0111ea397fe699ULL});
+  const std::vector<limbs> edges = edge_values();
   for (const auto& e : edges) REQUIRE(coprove::field::detail::less_than_modulus(e));
   for (const auto& a : edges) {
     for (const auto& b : edges) {
@@ -203,6 +217,55 @@ TEST_CASE("the portable and mulx/adx fq multiplications agree on random and edge
   // (p - 1)^2 = 1 in either path, whatever the form: check through the field type.
   const fq m1 = -fq::one();
   CHECK(m1 * m1 == fq::one());
+}
+
+TEST_CASE("the fq products take unreduced sums below 2p and return reduced values",
+          "[field][fq][cpu]") {
+  std::vector<limbs> inputs;
+  const std::vector<limbs> edges = edge_values();
+  for (const auto& a : edges) {
+    for (const auto& b : edges) inputs.push_back(add_unreduced(a, b));  // up to 2p - 2
+  }
+  std::mt19937_64 gen(4);
+  for (int i = 0; i < 200; ++i) inputs.push_back(add_unreduced(fq::random(gen).limbs, fq::random(gen).limbs));
+  const bool adx = field::fq_multiply_path_supported(field::fq_multiply_path::x86_64_adx);
+  for (const auto& a : inputs) {
+    for (const auto& b : inputs) {
+      const auto portable = field::fq_mul_portable(a, b);
+      REQUIRE(field::detail::less_than_modulus(portable));
+      if (adx) REQUIRE(field::fq_mul_adx(a, b) == portable);
+    }
+  }
+  // The value is that of the reduced inputs: (x + p) * y = x * y.
+  const fq x = fq::random(gen), y = fq::random(gen);
+  CHECK(fq{field::fq_mul_portable(add_unreduced(x.limbs, modulus()), y.limbs)} == x * y);
+}
+
+TEST_CASE("the assembly and portable fq sums and differences, reduced or not, agree on random and edge inputs",
+          "[field][fq][cpu]") {
+  std::vector<limbs> inputs = edge_values();
+  std::mt19937_64 gen(6);
+  for (int i = 0; i < 300; ++i) inputs.push_back(fq::random(gen).limbs);
+  for (const auto& a : inputs) {
+    for (const auto& b : inputs) {
+      const auto sum = field::detail::add_mod_portable(a, b);
+      const auto difference = field::detail::sub_mod_portable(a, b);
+      REQUIRE(field::detail::less_than_modulus(sum));
+      REQUIRE(field::detail::less_than_modulus(difference));
+      REQUIRE(field::detail::add_mod_portable(difference, b) == a);
+      // The unreduced forms: a + b and a - b + p, both below 2p.
+      const auto unreduced_sum = field::detail::add_unreduced_portable(a, b);
+      const auto unreduced_difference = field::detail::sub_unreduced_portable(a, b);
+      REQUIRE(unreduced_sum == add_unreduced(a, b));
+      REQUIRE(add_unreduced(unreduced_difference, b) == add_unreduced(a, modulus()));
+#if defined(COPROVE_FQ_HAVE_X86_64_ASM)
+      REQUIRE(field::detail::add_mod_x86_64(a, b) == sum);
+      REQUIRE(field::detail::sub_mod_x86_64(a, b) == difference);
+      REQUIRE(field::detail::add_unreduced_x86_64(a, b) == unreduced_sum);
+      REQUIRE(field::detail::sub_unreduced_x86_64(a, b) == unreduced_difference);
+#endif
+    }
+  }
 }
 
 TEST_CASE("fq satisfies the field axioms on random values", "[field][fq][cpu]") {

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <random>
+#include <vector>
 
 namespace {
 
@@ -42,6 +43,34 @@ TEST_CASE("fq2 satisfies the field axioms on random values", "[field][fq2][cpu]"
     REQUIRE(a.norm() == (a * a.conjugate()).c0);
   }
   CHECK(fq2::zero().inverse() == fq2::zero());
+}
+
+TEST_CASE("fq2 products and squares equal the schoolbook formulas on edge inputs on both paths",
+          "[field][fq2][cpu]") {
+  // Components 0, 1, p - 1, 2^384 - 1 reduced mod p, and random values.
+  std::array<std::uint64_t, 6> all_ones;
+  all_ones.fill(~0ULL);
+  std::vector<fq> parts = {fq::zero(), fq::one(), -fq::one(), fq::from_u64(2),
+                           fq{coprove::field::fq_mul_portable(all_ones, {1, 0, 0, 0, 0, 0})}};
+  std::mt19937_64 gen(24);
+  for (int i = 0; i < 4; ++i) parts.push_back(fq::random(gen));
+  std::vector<fq2> values;
+  for (const fq& x : parts) {
+    for (const fq& y : parts) values.push_back(fq2{x, y});
+  }
+  const auto start = coprove::field::active_fq_multiply_path();
+  for (const auto path : {coprove::field::fq_multiply_path::portable,
+                          coprove::field::fq_multiply_path::x86_64_adx}) {
+    if (!coprove::field::fq_multiply_path_supported(path)) continue;
+    coprove::field::set_fq_multiply_path(path);
+    for (const fq2& a : values) {
+      REQUIRE(a.square() == fq2{a.c0 * a.c0 - a.c1 * a.c1, a.c0 * a.c1 + a.c1 * a.c0});
+      for (const fq2& b : values) {
+        REQUIRE(a * b == fq2{a.c0 * b.c0 - a.c1 * b.c1, a.c0 * b.c1 + a.c1 * b.c0});
+      }
+    }
+  }
+  coprove::field::set_fq_multiply_path(start);
 }
 
 TEST_CASE("fq2 square roots exist exactly for squares", "[field][fq2][cpu]") {

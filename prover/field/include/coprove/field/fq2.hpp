@@ -1,6 +1,6 @@
 // Fq2 = Fq[u] / (u^2 + 1), the field of G2's coordinates and the bottom of the Fq12 tower. Products
-// use Karatsuba (three Fq multiplications) and squares the complex method (two), inline because
-// the pairing and G2 arithmetic run on them.
+// use Karatsuba (three Fq multiplications) and squares the complex method (two), with the sums fed
+// to the Fq product unreduced; inline because the pairing and G2 arithmetic run on them.
 #pragma once
 
 #include <coprove/field/fq.hpp>
@@ -34,16 +34,21 @@ struct fq2 {
   fq2 operator*(const fq2& o) const noexcept {
     const fq v0 = c0 * o.c0;
     const fq v1 = c1 * o.c1;
-    return {v0 - v1, (c0 + c1) * (o.c0 + o.c1) - v0 - v1};
+    // The product takes the sums unreduced (below 2p).
+    const fq sums{detail::mont_mul(detail::add_unreduced(c0.limbs, c1.limbs),
+                                   detail::add_unreduced(o.c0.limbs, o.c1.limbs))};
+    return {v0 - v1, sums - v0 - v1};
   }
   fq2& operator+=(const fq2& o) noexcept { return *this = *this + o; }
   fq2& operator-=(const fq2& o) noexcept { return *this = *this - o; }
   fq2& operator*=(const fq2& o) noexcept { return *this = *this * o; }
 
-  /// x^2: (c0 + c1)(c0 - c1) + 2 c0 c1 u.
+  /// x^2: (c0 + c1)(c0 - c1) + 2 c0 c1 u, the factors unreduced (below 2p: c0 - c1 + p for the
+  /// difference), as the product accepts them.
   fq2 square() const noexcept {
-    const fq t = c0 * c1;
-    return {(c0 + c1) * (c0 - c1), t + t};
+    return {fq{detail::mont_mul(detail::add_unreduced(c0.limbs, c1.limbs),
+                                detail::sub_unreduced(c0.limbs, c1.limbs))},
+            fq{detail::mont_mul(detail::add_unreduced(c0.limbs, c0.limbs), c1.limbs)}};
   }
   /// 2x.
   fq2 doubled() const noexcept { return {c0.doubled(), c1.doubled()}; }

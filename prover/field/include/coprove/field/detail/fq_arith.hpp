@@ -1,8 +1,15 @@
-// Limb arithmetic of Fq (six 64-bit little-endian limbs, Montgomery form): carries, the
-// conditional subtraction, and the two Montgomery multiplications, portable C++ and x86-64
-// MULX/ADCX/ADOX. Both are always compiled (no dependence on optimisation flags, so every
-// translation unit sees the same inline functions); which one runs is chosen at start-up from
-// CPUID in fq.cpp.
+// Limb arithmetic of Fq (six 64-bit little-endian limbs, Montgomery form): the modular sum and
+// difference, the Montgomery product and, for products that are summed before they are reduced
+// (Fq2), the double-width product and the Montgomery reduction on its own. Each has a portable C++
+// body; on x86-64 the sum and difference also have inline assembly (any x86-64 CPU), and the
+// products MULX/ADCX/ADOX assembly (BMI2 and ADX). All bodies are always compiled (no dependence on
+// optimisation flags, so every translation unit sees the same inline functions); which
+// multiplication runs is chosen at start-up from CPUID in fq.cpp. The assembly needs at most
+// twelve registers, so it also compiles without optimisation, with a frame pointer and as
+// position-independent code.
+//
+// Bounds: p < 2^381, so a sum of two reduced values fits six limbs unreduced, and the products
+// accept such sums (inputs below 2p) and still return reduced values (see mont_mul_portable).
 #pragma once
 
 #include <coprove/field/detail/limbs.hpp>
@@ -11,13 +18,10 @@
 #include <array>
 #include <cstdint>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace coprove::field::detail {
 
 using limbs6 = std::array<std::uint64_t, 6>;
+
 /// Subtracts p once when x >= p (for x < 2p), without a data-dependent branch.
 inline void reduce_once(limbs6& x) noexcept {
   std::uint64_t borrow = 0;
@@ -27,8 +31,8 @@ inline void reduce_once(limbs6& x) noexcept {
   for (int i = 0; i < 6; ++i) x[i] = (x[i] & keep) | (t[i] & ~keep);
 }
 
-/// (a + b) mod p for a, b < p (p < 2^382, so the sum never leaves six limbs).
-inline limbs6 add_mod(const limbs6& a, const limbs6& b) noexcept {
+/// (a + b) mod p for a, b < p (p < 2^381, so the sum never leaves six limbs).
+inline limbs6 add_mod_portable(const limbs6& a, const limbs6& b) noexcept {
   std::uint64_t carry = 0;
   limbs6 t;
   for (int i = 0; i < 6; ++i) t[i] = adc(a[i], b[i], carry);
@@ -37,13 +41,30 @@ inline limbs6 add_mod(const limbs6& a, const limbs6& b) noexcept {
 }
 
 /// (a - b) mod p for a, b < p.
-inline limbs6 sub_mod(const limbs6& a, const limbs6& b) noexcept {
+inline limbs6 sub_mod_portable(const limbs6& a, const limbs6& b) noexcept {
   std::uint64_t borrow = 0;
   limbs6 t;
   for (int i = 0; i < 6; ++i) t[i] = sbb(a[i], b[i], borrow);
   const std::uint64_t mask = 0 - borrow;  // add p back when the subtraction borrowed
   std::uint64_t carry = 0;
   for (int i = 0; i < 6; ++i) t[i] = adc(t[i], constants::fq_modulus[i] & mask, carry);
+  return t;
+}
+
+/// a + b without the reduction, below 2p for a, b < p: an input the products accept as it is.
+inline limbs6 add_unreduced_portable(const limbs6& a, const limbs6& b) noexcept {
+  std::uint64_t carry = 0;
+  limbs6 t;
+  for (int i = 0; i < 6; ++i) t[i] = adc(a[i], b[i], carry);
+  return t;
+}
+
+/// a - b + p, in (0, 2p) for a, b < p: a difference the products accept without the borrow test.
+inline limbs6 sub_unreduced_portable(const limbs6& a, const limbs6& b) noexcept {
+  std::uint64_t carry = 0, borrow = 0;
+  limbs6 t;
+  for (int i = 0; i < 6; ++i) t[i] = adc(a[i], constants::fq_modulus[i], carry);
+  for (int i = 0; i < 6; ++i) t[i] = sbb(t[i], b[i], borrow);
   return t;
 }
 
@@ -55,8 +76,10 @@ inline bool less_than_modulus(const limbs6& x) noexcept {
   return false;
 }
 
-/// Montgomery product a * b * R^-1 mod p with 128-bit products (CIOS). The top limb of p leaves
-/// three spare bits, so the running value never needs an eighth word.
+/// Montgomery product a * b * R^-1 mod p with 128-bit products (CIOS), for a, b < 2p. The
+/// result before the last subtraction is (ab + mp) / R < (4p^2 + pR) / R < 1.5p, so one
+/// subtraction reduces it; the top limb of p leaves three spare bits, so the running value never
+/// needs an eighth word.
 inline limbs6 mont_mul_portable(const limbs6& a, const limbs6& b) noexcept {
   std::uint64_t t[6] = {0, 0, 0, 0, 0, 0};
   for (int i = 0; i < 6; ++i) {
@@ -75,288 +98,244 @@ inline limbs6 mont_mul_portable(const limbs6& a, const limbs6& b) noexcept {
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// The sum and difference below need only x86-64; the products also BMI2 and ADX, a property of the
+// CPU checked at run time (fq_use_adx).
+#define COPROVE_FQ_HAVE_X86_64_ASM 1
 #define COPROVE_FQ_HAVE_ADX_PATH 1
-/// The same product with MULX and two carry chains (ADOX for the low halves, ADCX for the high
-/// halves), the CIOS schedule of mont_mul_portable unrolled: each of the six rounds adds a * b[i]
-/// and then m * p, and retires one register, so the result ends in t6, t0, ..., t4. Needs BMI2
-/// and ADX: call it only where fq_multiply_path_supported(fq_multiply_path::x86_64_adx). Twelve
-/// registers, so it also compiles without optimisation and with a frame pointer.
+
+// The assembly takes p and -p^-1 as instruction immediates (MOVABS) rather than memory operands:
+// under position-independent code each global operand needs a register for its address, and the
+// kernels need every register they name. It is written with named operands; these macros spell
+// the steps the kernels share, and their register arguments are operand names, so one macro
+// serves every rotation of the accumulator registers.
+#define COPROVE_FQ_OP(name) "%[" #name "]"
+// The low 32 bits of the operand (writing them clears the whole register, in fewer bytes).
+#define COPROVE_FQ_OP32(name) "%k[" #name "]"
+
+/// 2^384 - p, whose addition sets the carry exactly when the value is at least p.
+inline constexpr std::uint64_t fq_modulus_negated[6] = {
+    ~constants::fq_modulus[0] + 1, ~constants::fq_modulus[1], ~constants::fq_modulus[2],
+    ~constants::fq_modulus[3],     ~constants::fq_modulus[4], ~constants::fq_modulus[5]};
+
+// The immediates, as operand lists (an asm statement takes at most thirty operands in all).
+#define COPROVE_FQ_MODULUS_OPERANDS                                                                \
+  [p0] "n"(constants::fq_modulus[0]), [p1] "n"(constants::fq_modulus[1]),                          \
+      [p2] "n"(constants::fq_modulus[2]), [p3] "n"(constants::fq_modulus[3]),                      \
+      [p4] "n"(constants::fq_modulus[4]), [p5] "n"(constants::fq_modulus[5])
+#define COPROVE_FQ_NEGATED_MODULUS_OPERANDS                                                        \
+  [n0] "n"(fq_modulus_negated[0]), [n1] "n"(fq_modulus_negated[1]),                                \
+      [n2] "n"(fq_modulus_negated[2]), [n3] "n"(fq_modulus_negated[3]),                            \
+      [n4] "n"(fq_modulus_negated[4]), [n5] "n"(fq_modulus_negated[5])
+
+// (r0..r5) <- (r0..r5) - p when that does not borrow, through the scratch registers s0..s5:
+// s = r + 2^384 - p, taken when the addition carries. The conditional subtraction that leaves a
+// value below 2p reduced, without a branch.
+#define COPROVE_FQ_SUBTRACT_P_IF_NO_BORROW(r0, r1, r2, r3, r4, r5, s0, s1, s2, s3, s4, s5)          \
+  "movabsq %[n0], " COPROVE_FQ_OP(s0) "\n\t"                                                        \
+  "movabsq %[n1], " COPROVE_FQ_OP(s1) "\n\t"                                                        \
+  "movabsq %[n2], " COPROVE_FQ_OP(s2) "\n\t"                                                        \
+  "movabsq %[n3], " COPROVE_FQ_OP(s3) "\n\t"                                                        \
+  "movabsq %[n4], " COPROVE_FQ_OP(s4) "\n\t"                                                        \
+  "movabsq %[n5], " COPROVE_FQ_OP(s5) "\n\t"                                                        \
+  "addq " COPROVE_FQ_OP(r0) ", " COPROVE_FQ_OP(s0) "\n\t"                                            \
+  "adcq " COPROVE_FQ_OP(r1) ", " COPROVE_FQ_OP(s1) "\n\t"                                            \
+  "adcq " COPROVE_FQ_OP(r2) ", " COPROVE_FQ_OP(s2) "\n\t"                                            \
+  "adcq " COPROVE_FQ_OP(r3) ", " COPROVE_FQ_OP(s3) "\n\t"                                            \
+  "adcq " COPROVE_FQ_OP(r4) ", " COPROVE_FQ_OP(s4) "\n\t"                                            \
+  "adcq " COPROVE_FQ_OP(r5) ", " COPROVE_FQ_OP(s5) "\n\t"                                            \
+  "cmovcq " COPROVE_FQ_OP(s0) ", " COPROVE_FQ_OP(r0) "\n\t"                                          \
+  "cmovcq " COPROVE_FQ_OP(s1) ", " COPROVE_FQ_OP(r1) "\n\t"                                          \
+  "cmovcq " COPROVE_FQ_OP(s2) ", " COPROVE_FQ_OP(r2) "\n\t"                                          \
+  "cmovcq " COPROVE_FQ_OP(s3) ", " COPROVE_FQ_OP(r3) "\n\t"                                          \
+  "cmovcq " COPROVE_FQ_OP(s4) ", " COPROVE_FQ_OP(r4) "\n\t"                                          \
+  "cmovcq " COPROVE_FQ_OP(s5) ", " COPROVE_FQ_OP(r5) "\n\t"
+
+// (r0..r5) += or -= the six limbs at %[b], on one carry chain: the first step of the sums and
+// differences, whose operands r0..r5 start as a's limbs.
+#define COPROVE_FQ_ADD_B                                                                           \
+  "addq 0(%[b]), %[r0]\n\t"                                                                        \
+  "adcq 8(%[b]), %[r1]\n\t"                                                                        \
+  "adcq 16(%[b]), %[r2]\n\t"                                                                       \
+  "adcq 24(%[b]), %[r3]\n\t"                                                                       \
+  "adcq 32(%[b]), %[r4]\n\t"                                                                       \
+  "adcq 40(%[b]), %[r5]\n\t"
+#define COPROVE_FQ_SUBTRACT_B                                                                      \
+  "subq 0(%[b]), %[r0]\n\t"                                                                        \
+  "sbbq 8(%[b]), %[r1]\n\t"                                                                        \
+  "sbbq 16(%[b]), %[r2]\n\t"                                                                       \
+  "sbbq 24(%[b]), %[r3]\n\t"                                                                       \
+  "sbbq 32(%[b]), %[r4]\n\t"                                                                       \
+  "sbbq 40(%[b]), %[r5]\n\t"
+#define COPROVE_FQ_R_OPERANDS                                                                      \
+  [r0] "+r"(r0), [r1] "+r"(r1), [r2] "+r"(r2), [r3] "+r"(r3), [r4] "+r"(r4), [r5] "+r"(r5)
+
+/// (a + b) mod p for a, b < p: one carry chain, then the conditional subtraction. Plain x86-64
+/// (no CPU feature needed); the compiler's code for add_mod_portable selects through vector
+/// registers loaded from the scalar stores just made, and the store-forwarding stalls cost more
+/// than the arithmetic.
+inline limbs6 add_mod_x86_64(const limbs6& a, const limbs6& b) noexcept {
+  std::uint64_t r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = a[4], r5 = a[5];
+  [[maybe_unused]] std::uint64_t s0, s1, s2, s3, s4;
+  const std::uint64_t* bp = b.data();  // the pointer's register is scratch after the sum
+  __asm__(
+      COPROVE_FQ_ADD_B
+      COPROVE_FQ_SUBTRACT_P_IF_NO_BORROW(r0, r1, r2, r3, r4, r5, s0, s1, s2, s3, s4, b)
+      : COPROVE_FQ_R_OPERANDS, [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3),
+        [s4] "=&r"(s4), [b] "+r"(bp)
+      : "m"(b), COPROVE_FQ_NEGATED_MODULUS_OPERANDS
+      : "cc");
+  return {r0, r1, r2, r3, r4, r5};
+}
+
+// r_i += p_i when the carry flag (the borrow of a subtraction) is set, on the OF chain so that CF
+// stays the condition throughout: t = p_i, replaced by the zero in %[zero] when CF is clear.
+#define COPROVE_FQ_ADD_P_LIMB_IF_BORROW(p, r)                                                      \
+  "movabsq " p ", %[t]\n\t"                                                                        \
+  "cmovncq %[zero], %[t]\n\t"                                                                      \
+  "adoxq %[t], " COPROVE_FQ_OP(r) "\n\t"
+
+/// (a - b) mod p for a, b < p: one borrow chain, then p added back under the borrow.
+inline limbs6 sub_mod_x86_64(const limbs6& a, const limbs6& b) noexcept {
+  std::uint64_t r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = a[4], r5 = a[5];
+  [[maybe_unused]] std::uint64_t t;
+  const std::uint64_t* bp = b.data();  // the pointer's register holds zero when nothing borrowed
+  __asm__(
+      COPROVE_FQ_SUBTRACT_B
+      // b <- -borrow: zero when nothing borrowed (all that cmovnc reads it for); keeps CF, clears OF.
+      "sbbq %[b], %[b]\n\t"
+      COPROVE_FQ_ADD_P_LIMB_IF_BORROW("%[p0]", r0)
+      COPROVE_FQ_ADD_P_LIMB_IF_BORROW("%[p1]", r1)
+      COPROVE_FQ_ADD_P_LIMB_IF_BORROW("%[p2]", r2)
+      COPROVE_FQ_ADD_P_LIMB_IF_BORROW("%[p3]", r3)
+      COPROVE_FQ_ADD_P_LIMB_IF_BORROW("%[p4]", r4)
+      COPROVE_FQ_ADD_P_LIMB_IF_BORROW("%[p5]", r5)
+      : COPROVE_FQ_R_OPERANDS, [t] "=&r"(t), [b] "+r"(bp)
+      : "m"(b), [zero] "r"(std::uint64_t{0}), COPROVE_FQ_MODULUS_OPERANDS
+      : "cc");
+  return {r0, r1, r2, r3, r4, r5};
+}
+
+/// add_unreduced_portable: one carry chain.
+inline limbs6 add_unreduced_x86_64(const limbs6& a, const limbs6& b) noexcept {
+  std::uint64_t r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = a[4], r5 = a[5];
+  __asm__(COPROVE_FQ_ADD_B : COPROVE_FQ_R_OPERANDS : [b] "r"(b.data()), "m"(b) : "cc");
+  return {r0, r1, r2, r3, r4, r5};
+}
+
+/// sub_unreduced_portable: a + p on one chain, then b subtracted on another (never borrows).
+inline limbs6 sub_unreduced_x86_64(const limbs6& a, const limbs6& b) noexcept {
+  std::uint64_t r0 = a[0], r1 = a[1], r2 = a[2], r3 = a[3], r4 = a[4], r5 = a[5];
+  [[maybe_unused]] std::uint64_t t;
+  __asm__(
+      "movabsq %[p0], %[t]\n\t"
+      "addq %[t], %[r0]\n\t"
+      "movabsq %[p1], %[t]\n\t"
+      "adcq %[t], %[r1]\n\t"
+      "movabsq %[p2], %[t]\n\t"
+      "adcq %[t], %[r2]\n\t"
+      "movabsq %[p3], %[t]\n\t"
+      "adcq %[t], %[r3]\n\t"
+      "movabsq %[p4], %[t]\n\t"
+      "adcq %[t], %[r4]\n\t"
+      "movabsq %[p5], %[t]\n\t"
+      "adcq %[t], %[r5]\n\t"
+      COPROVE_FQ_SUBTRACT_B
+      : COPROVE_FQ_R_OPERANDS, [t] "=&r"(t)
+      : [b] "r"(b.data()), "m"(b), COPROVE_FQ_MODULUS_OPERANDS
+      : "cc");
+  return {r0, r1, r2, r3, r4, r5};
+}
+
+// (t0..t6) <- a * b[0]: the first row of a product, on one carry chain.
+#define COPROVE_FQ_FIRST_ROW(t0, t1, t2, t3, t4, t5, t6)                                           \
+  "movq 0(%[b]), %[d]\n\t"                                                                        \
+  "mulxq 0(%[a]), " COPROVE_FQ_OP(t0) ", " COPROVE_FQ_OP(t1) "\n\t"                                \
+  "mulxq 8(%[a]), %[lo], " COPROVE_FQ_OP(t2) "\n\t"                                               \
+  "addq %[lo], " COPROVE_FQ_OP(t1) "\n\t"                                                         \
+  "mulxq 16(%[a]), %[lo], " COPROVE_FQ_OP(t3) "\n\t"                                              \
+  "adcq %[lo], " COPROVE_FQ_OP(t2) "\n\t"                                                         \
+  "mulxq 24(%[a]), %[lo], " COPROVE_FQ_OP(t4) "\n\t"                                              \
+  "adcq %[lo], " COPROVE_FQ_OP(t3) "\n\t"                                                         \
+  "mulxq 32(%[a]), %[lo], " COPROVE_FQ_OP(t5) "\n\t"                                              \
+  "adcq %[lo], " COPROVE_FQ_OP(t4) "\n\t"                                                         \
+  "mulxq 40(%[a]), %[lo], " COPROVE_FQ_OP(t6) "\n\t"                                              \
+  "adcq %[lo], " COPROVE_FQ_OP(t5) "\n\t"                                                         \
+  "adcq $0, " COPROVE_FQ_OP(t6) "\n\t"
+
+// One step of a row: (l, h) += the low and high halves of d * x, the low on ADOX (OF), the high on
+// ADCX (CF); `load` puts x where `x` names it first (nothing for a memory operand).
+#define COPROVE_FQ_MULX_STEP(load, x, l, h)                                                        \
+  load "mulxq " x ", %[lo], %[hi]\n\t"                                                            \
+  "adoxq %[lo], " COPROVE_FQ_OP(l) "\n\t"                                                         \
+  "adcxq %[hi], " COPROVE_FQ_OP(h) "\n\t"
+
+// The final OF carry of a row into its top word.
+#define COPROVE_FQ_ROW_END(h)                                                                      \
+  "movl $0, %k[lo]\n\t"                                                                           \
+  "adoxq %[lo], " COPROVE_FQ_OP(h) "\n\t"
+
+// (l0..l5, h) += a * b[i] (byte offset `offset` into b), h zeroed first: a later row of a product.
+#define COPROVE_FQ_PRODUCT_ROW(offset, l0, l1, l2, l3, l4, l5, h)                                 \
+  "movq " #offset "(%[b]), %[d]\n\t"                                                              \
+  "xorl " COPROVE_FQ_OP32(h) ", " COPROVE_FQ_OP32(h) "\n\t"                                       \
+  COPROVE_FQ_MULX_STEP("", "0(%[a])", l0, l1)                                                     \
+  COPROVE_FQ_MULX_STEP("", "8(%[a])", l1, l2)                                                     \
+  COPROVE_FQ_MULX_STEP("", "16(%[a])", l2, l3)                                                    \
+  COPROVE_FQ_MULX_STEP("", "24(%[a])", l3, l4)                                                    \
+  COPROVE_FQ_MULX_STEP("", "32(%[a])", l4, l5)                                                    \
+  COPROVE_FQ_MULX_STEP("", "40(%[a])", l5, h)                                                     \
+  COPROVE_FQ_ROW_END(h)
+
+// Loads the limb p_i of the modulus into hi, the register MULX then reads it from and overwrites.
+#define COPROVE_FQ_LOAD_P(i) "movabsq %[p" #i "], %[hi]\n\t"
+
+// (l0..l6) += m p with m = l0 * (-p^-1) mod 2^64, which clears l0: one Montgomery reduction row.
+#define COPROVE_FQ_REDUCTION_ROW(l0, l1, l2, l3, l4, l5, l6)                                       \
+  "movabsq %[inv], %[lo]\n\t"                                                                     \
+  "movq " COPROVE_FQ_OP(l0) ", %[d]\n\t"                                                          \
+  "imulq %[lo], %[d]\n\t"                                                                         \
+  "xorl %k[lo], %k[lo]\n\t"                                                                       \
+  COPROVE_FQ_MULX_STEP(COPROVE_FQ_LOAD_P(0), "%[hi]", l0, l1)                                     \
+  COPROVE_FQ_MULX_STEP(COPROVE_FQ_LOAD_P(1), "%[hi]", l1, l2)                                     \
+  COPROVE_FQ_MULX_STEP(COPROVE_FQ_LOAD_P(2), "%[hi]", l2, l3)                                     \
+  COPROVE_FQ_MULX_STEP(COPROVE_FQ_LOAD_P(3), "%[hi]", l3, l4)                                     \
+  COPROVE_FQ_MULX_STEP(COPROVE_FQ_LOAD_P(4), "%[hi]", l4, l5)                                     \
+  COPROVE_FQ_MULX_STEP(COPROVE_FQ_LOAD_P(5), "%[hi]", l5, l6)                                     \
+  COPROVE_FQ_ROW_END(l6)
+
+/// The product of mont_mul_portable with MULX and two carry chains (ADOX for the low halves, ADCX
+/// for the high halves), the CIOS schedule unrolled: each of the six rounds adds a * b[i] and then
+/// m * p and retires one register, so the result ends in t6, t0, ..., t4, and the conditional
+/// subtraction runs on the registers the product no longer needs. Twelve registers. Needs BMI2 and
+/// ADX: call it only where fq_multiply_path_supported(fq_multiply_path::x86_64_adx).
 inline limbs6 mont_mul_adx(const limbs6& a, const limbs6& b) noexcept {
   std::uint64_t t0, t1, t2, t3, t4, t6;
-  [[maybe_unused]] std::uint64_t t5, lo, hi;  // t5 ends as scratch
+  [[maybe_unused]] std::uint64_t t5, lo, hi, d;  // scratch
+  const std::uint64_t* ap = a.data();  // the pointers' registers are scratch at the end
+  const std::uint64_t* bp = b.data();
   __asm__(
-      "movq 0(%[b]), %%rdx\n\t"
-      "mulxq 0(%[a]), %[t0], %[t1]\n\t"
-      "mulxq 8(%[a]), %[lo], %[t2]\n\t"
-      "addq %[lo], %[t1]\n\t"
-      "mulxq 16(%[a]), %[lo], %[t3]\n\t"
-      "adcq %[lo], %[t2]\n\t"
-      "mulxq 24(%[a]), %[lo], %[t4]\n\t"
-      "adcq %[lo], %[t3]\n\t"
-      "mulxq 32(%[a]), %[lo], %[t5]\n\t"
-      "adcq %[lo], %[t4]\n\t"
-      "mulxq 40(%[a]), %[lo], %[t6]\n\t"
-      "adcq %[lo], %[t5]\n\t"
-      "adcq $0, %[t6]\n\t"
-      "movq %[t0], %%rdx\n\t"
-      "imulq %[inv], %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq %[p0], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t0]\n\t"
-      "adcxq %[hi], %[t1]\n\t"
-      "mulxq %[p1], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t1]\n\t"
-      "adcxq %[hi], %[t2]\n\t"
-      "mulxq %[p2], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t2]\n\t"
-      "adcxq %[hi], %[t3]\n\t"
-      "mulxq %[p3], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t3]\n\t"
-      "adcxq %[hi], %[t4]\n\t"
-      "mulxq %[p4], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t4]\n\t"
-      "adcxq %[hi], %[t5]\n\t"
-      "mulxq %[p5], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t5]\n\t"
-      "adcxq %[hi], %[t6]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adoxq %[lo], %[t6]\n\t"
-      "movq 8(%[b]), %%rdx\n\t"
-      "xorl %k[t0], %k[t0]\n\t"
-      "mulxq 0(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t1]\n\t"
-      "adcxq %[hi], %[t2]\n\t"
-      "mulxq 8(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t2]\n\t"
-      "adcxq %[hi], %[t3]\n\t"
-      "mulxq 16(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t3]\n\t"
-      "adcxq %[hi], %[t4]\n\t"
-      "mulxq 24(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t4]\n\t"
-      "adcxq %[hi], %[t5]\n\t"
-      "mulxq 32(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t5]\n\t"
-      "adcxq %[hi], %[t6]\n\t"
-      "mulxq 40(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t6]\n\t"
-      "adcxq %[hi], %[t0]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adoxq %[lo], %[t0]\n\t"
-      "movq %[t1], %%rdx\n\t"
-      "imulq %[inv], %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq %[p0], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t1]\n\t"
-      "adcxq %[hi], %[t2]\n\t"
-      "mulxq %[p1], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t2]\n\t"
-      "adcxq %[hi], %[t3]\n\t"
-      "mulxq %[p2], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t3]\n\t"
-      "adcxq %[hi], %[t4]\n\t"
-      "mulxq %[p3], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t4]\n\t"
-      "adcxq %[hi], %[t5]\n\t"
-      "mulxq %[p4], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t5]\n\t"
-      "adcxq %[hi], %[t6]\n\t"
-      "mulxq %[p5], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t6]\n\t"
-      "adcxq %[hi], %[t0]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adoxq %[lo], %[t0]\n\t"
-      "movq 16(%[b]), %%rdx\n\t"
-      "xorl %k[t1], %k[t1]\n\t"
-      "mulxq 0(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t2]\n\t"
-      "adcxq %[hi], %[t3]\n\t"
-      "mulxq 8(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t3]\n\t"
-      "adcxq %[hi], %[t4]\n\t"
-      "mulxq 16(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t4]\n\t"
-      "adcxq %[hi], %[t5]\n\t"
-      "mulxq 24(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t5]\n\t"
-      "adcxq %[hi], %[t6]\n\t"
-      "mulxq 32(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t6]\n\t"
-      "adcxq %[hi], %[t0]\n\t"
-      "mulxq 40(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t0]\n\t"
-      "adcxq %[hi], %[t1]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adoxq %[lo], %[t1]\n\t"
-      "movq %[t2], %%rdx\n\t"
-      "imulq %[inv], %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq %[p0], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t2]\n\t"
-      "adcxq %[hi], %[t3]\n\t"
-      "mulxq %[p1], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t3]\n\t"
-      "adcxq %[hi], %[t4]\n\t"
-      "mulxq %[p2], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t4]\n\t"
-      "adcxq %[hi], %[t5]\n\t"
-      "mulxq %[p3], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t5]\n\t"
-      "adcxq %[hi], %[t6]\n\t"
-      "mulxq %[p4], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t6]\n\t"
-      "adcxq %[hi], %[t0]\n\t"
-      "mulxq %[p5], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t0]\n\t"
-      "adcxq %[hi], %[t1]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adoxq %[lo], %[t1]\n\t"
-      "movq 24(%[b]), %%rdx\n\t"
-      "xorl %k[t2], %k[t2]\n\t"
-      "mulxq 0(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t3]\n\t"
-      "adcxq %[hi], %[t4]\n\t"
-      "mulxq 8(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t4]\n\t"
-      "adcxq %[hi], %[t5]\n\t"
-      "mulxq 16(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t5]\n\t"
-      "adcxq %[hi], %[t6]\n\t"
-      "mulxq 24(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t6]\n\t"
-      "adcxq %[hi], %[t0]\n\t"
-      "mulxq 32(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t0]\n\t"
-      "adcxq %[hi], %[t1]\n\t"
-      "mulxq 40(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t1]\n\t"
-      "adcxq %[hi], %[t2]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adoxq %[lo], %[t2]\n\t"
-      "movq %[t3], %%rdx\n\t"
-      "imulq %[inv], %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq %[p0], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t3]\n\t"
-      "adcxq %[hi], %[t4]\n\t"
-      "mulxq %[p1], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t4]\n\t"
-      "adcxq %[hi], %[t5]\n\t"
-      "mulxq %[p2], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t5]\n\t"
-      "adcxq %[hi], %[t6]\n\t"
-      "mulxq %[p3], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t6]\n\t"
-      "adcxq %[hi], %[t0]\n\t"
-      "mulxq %[p4], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t0]\n\t"
-      "adcxq %[hi], %[t1]\n\t"
-      "mulxq %[p5], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t1]\n\t"
-      "adcxq %[hi], %[t2]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adoxq %[lo], %[t2]\n\t"
-      "movq 32(%[b]), %%rdx\n\t"
-      "xorl %k[t3], %k[t3]\n\t"
-      "mulxq 0(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t4]\n\t"
-      "adcxq %[hi], %[t5]\n\t"
-      "mulxq 8(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t5]\n\t"
-      "adcxq %[hi], %[t6]\n\t"
-      "mulxq 16(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t6]\n\t"
-      "adcxq %[hi], %[t0]\n\t"
-      "mulxq 24(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t0]\n\t"
-      "adcxq %[hi], %[t1]\n\t"
-      "mulxq 32(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t1]\n\t"
-      "adcxq %[hi], %[t2]\n\t"
-      "mulxq 40(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t2]\n\t"
-      "adcxq %[hi], %[t3]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adoxq %[lo], %[t3]\n\t"
-      "movq %[t4], %%rdx\n\t"
-      "imulq %[inv], %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq %[p0], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t4]\n\t"
-      "adcxq %[hi], %[t5]\n\t"
-      "mulxq %[p1], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t5]\n\t"
-      "adcxq %[hi], %[t6]\n\t"
-      "mulxq %[p2], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t6]\n\t"
-      "adcxq %[hi], %[t0]\n\t"
-      "mulxq %[p3], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t0]\n\t"
-      "adcxq %[hi], %[t1]\n\t"
-      "mulxq %[p4], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t1]\n\t"
-      "adcxq %[hi], %[t2]\n\t"
-      "mulxq %[p5], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t2]\n\t"
-      "adcxq %[hi], %[t3]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adoxq %[lo], %[t3]\n\t"
-      "movq 40(%[b]), %%rdx\n\t"
-      "xorl %k[t4], %k[t4]\n\t"
-      "mulxq 0(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t5]\n\t"
-      "adcxq %[hi], %[t6]\n\t"
-      "mulxq 8(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t6]\n\t"
-      "adcxq %[hi], %[t0]\n\t"
-      "mulxq 16(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t0]\n\t"
-      "adcxq %[hi], %[t1]\n\t"
-      "mulxq 24(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t1]\n\t"
-      "adcxq %[hi], %[t2]\n\t"
-      "mulxq 32(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t2]\n\t"
-      "adcxq %[hi], %[t3]\n\t"
-      "mulxq 40(%[a]), %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t3]\n\t"
-      "adcxq %[hi], %[t4]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adoxq %[lo], %[t4]\n\t"
-      "movq %[t5], %%rdx\n\t"
-      "imulq %[inv], %%rdx\n\t"
-      "xorl %k[lo], %k[lo]\n\t"
-      "mulxq %[p0], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t5]\n\t"
-      "adcxq %[hi], %[t6]\n\t"
-      "mulxq %[p1], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t6]\n\t"
-      "adcxq %[hi], %[t0]\n\t"
-      "mulxq %[p2], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t0]\n\t"
-      "adcxq %[hi], %[t1]\n\t"
-      "mulxq %[p3], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t1]\n\t"
-      "adcxq %[hi], %[t2]\n\t"
-      "mulxq %[p4], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t2]\n\t"
-      "adcxq %[hi], %[t3]\n\t"
-      "mulxq %[p5], %[lo], %[hi]\n\t"
-      "adoxq %[lo], %[t3]\n\t"
-      "adcxq %[hi], %[t4]\n\t"
-      "movl $0, %k[lo]\n\t"
-      "adoxq %[lo], %[t4]\n\t"
+      COPROVE_FQ_FIRST_ROW(t0, t1, t2, t3, t4, t5, t6)
+      COPROVE_FQ_REDUCTION_ROW(t0, t1, t2, t3, t4, t5, t6)
+      COPROVE_FQ_PRODUCT_ROW(8, t1, t2, t3, t4, t5, t6, t0)
+      COPROVE_FQ_REDUCTION_ROW(t1, t2, t3, t4, t5, t6, t0)
+      COPROVE_FQ_PRODUCT_ROW(16, t2, t3, t4, t5, t6, t0, t1)
+      COPROVE_FQ_REDUCTION_ROW(t2, t3, t4, t5, t6, t0, t1)
+      COPROVE_FQ_PRODUCT_ROW(24, t3, t4, t5, t6, t0, t1, t2)
+      COPROVE_FQ_REDUCTION_ROW(t3, t4, t5, t6, t0, t1, t2)
+      COPROVE_FQ_PRODUCT_ROW(32, t4, t5, t6, t0, t1, t2, t3)
+      COPROVE_FQ_REDUCTION_ROW(t4, t5, t6, t0, t1, t2, t3)
+      COPROVE_FQ_PRODUCT_ROW(40, t5, t6, t0, t1, t2, t3, t4)
+      COPROVE_FQ_REDUCTION_ROW(t5, t6, t0, t1, t2, t3, t4)
+      COPROVE_FQ_SUBTRACT_P_IF_NO_BORROW(t6, t0, t1, t2, t3, t4, t5, lo, hi, d, a, b)
       : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4),
-        [t5] "=&r"(t5), [t6] "=&r"(t6), [lo] "=&r"(lo), [hi] "=&r"(hi)
-      : [a] "r"(a.data()), [b] "r"(b.data()), [p0] "m"(constants::fq_modulus[0]),
-        [p1] "m"(constants::fq_modulus[1]), [p2] "m"(constants::fq_modulus[2]),
-        [p3] "m"(constants::fq_modulus[3]), [p4] "m"(constants::fq_modulus[4]),
-        [p5] "m"(constants::fq_modulus[5]), [inv] "m"(constants::fq_inv), "m"(a), "m"(b)
-      : "rdx", "cc");
-  limbs6 out{t6, t0, t1, t2, t3, t4};
-  reduce_once(out);
-  return out;
+        [t5] "=&r"(t5), [t6] "=&r"(t6), [lo] "=&r"(lo), [hi] "=&r"(hi), [d] "=&d"(d),
+        [a] "+r"(ap), [b] "+r"(bp)
+      : "m"(a), "m"(b), COPROVE_FQ_MODULUS_OPERANDS, COPROVE_FQ_NEGATED_MODULUS_OPERANDS,
+        [inv] "n"(constants::fq_inv)
+      : "cc");
+  return {t6, t0, t1, t2, t3, t4};
 }
+
 #endif
 
 }  // namespace coprove::field::detail
