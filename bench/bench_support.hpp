@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
+#include <string>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -32,6 +34,16 @@ inline std::vector<field::fr> random_elements(std::size_t n, std::uint64_t seed)
     }
   });
   return out;
+}
+
+/// The value after option argv[i] (advancing i); prints usage and exits with status 1 when the
+/// command line ends first.
+inline std::string option_value(int argc, char** argv, int& i, void (*usage)()) {
+  if (i + 1 >= argc) {
+    usage();
+    std::exit(1);
+  }
+  return argv[++i];
 }
 
 }  // namespace coprove::bench
