@@ -20,7 +20,6 @@
 #include <fstream>
 #include <iostream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -93,18 +92,6 @@ double time_msm(const Bases& bases, const std::vector<field::fr>& scalars, int r
   return coprove::bench::median(times);
 }
 
-std::vector<unsigned> parse_logs(const std::string& text) {
-  std::vector<unsigned> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const unsigned v = static_cast<unsigned>(std::stoul(item));
-    if (v < 1 || v > 26) throw std::invalid_argument("bench_msm: log size " + item + " outside 1..26");
-    out.push_back(v);
-  }
-  return out;
-}
-
 void usage() {
   std::cerr << "usage: bench_msm [--g1 LOGS] [--g2 LOGS] [--all] [--reps N] [--json PATH]\n"
                "  LOGS: comma-separated log2 sizes (default --g1 10,12,14 --g2 10,12);\n"
@@ -123,9 +110,9 @@ int main(int argc, char** argv) {
       const std::string arg = argv[i];
       const auto next = [&] { return coprove::bench::option_value(argc, argv, i, usage); };
       if (arg == "--g1") {
-        g1_logs = parse_logs(next());
+        g1_logs = coprove::bench::parse_log_sizes(next(), 1, 26, "bench_msm");
       } else if (arg == "--g2") {
-        g2_logs = parse_logs(next());
+        g2_logs = coprove::bench::parse_log_sizes(next(), 1, 26, "bench_msm");
       } else if (arg == "--all") {
         g1_logs = g2_logs = {10, 12, 14, 16, 18, 20};
       } else if (arg == "--reps") {
@@ -180,13 +167,6 @@ int main(int argc, char** argv) {
                                        {"peer_ms", nullptr},
                                        {"peer", "peer not found"}});
   }
-  if (!json_path.empty()) {
-    std::ofstream out(json_path);
-    out << boost::json::serialize(json) << "\n";
-    if (!out) {
-      std::cerr << "bench_msm: cannot write " << json_path << "\n";
-      return 1;
-    }
-  }
+  if (!json_path.empty() && !coprove::bench::write_json_file(json_path, json, "bench_msm")) return 1;
   return 0;
 }

@@ -309,6 +309,11 @@ TEST_CASE("reading refuses off-curve, off-subgroup and identity points, naming t
   std::copy(outside_bytes.begin(), outside_bytes.end(), off_subgroup.begin() + static_cast<std::ptrdiff_t>(point_at(layout.a, 2, 96)));
   write_bytes(bad, off_subgroup);
   expect_params_error(bad, key.shape, "a", 2, "subgroup");
+  // A trusted read skips the subgroup checks of the queries only: it takes this file, and still
+  // refuses points off the curve.
+  CHECK(read_params(bad, key.shape, field::subgroup_check::skip).a[2] == outside);
+  write_bytes(bad, off_curve);
+  CHECK_THROWS_AS(read_params(bad, key.shape, field::subgroup_check::skip), key_file_error);
 
   field::g2_affine outside2 = testing::random_curve_point<field::g2_curve>(gen);
   while (outside2.is_torsion_free()) outside2 = testing::random_curve_point<field::g2_curve>(gen);

@@ -40,8 +40,9 @@ template <>
 struct point_codec<g1_affine> {
   static constexpr std::size_t size = 96;
   static std::array<std::uint8_t, 96> encode(const g1_affine& p) { return field::encode_uncompressed(p); }
-  static field::decode_result<g1_affine> decode(std::span<const std::uint8_t> b) {
-    return field::decode_g1_uncompressed(b);
+  static field::decode_result<g1_affine> decode(std::span<const std::uint8_t> b,
+                                               field::subgroup_check check = field::subgroup_check::check) {
+    return field::decode_g1_uncompressed(b, check);
   }
 };
 
@@ -49,8 +50,9 @@ template <>
 struct point_codec<g2_affine> {
   static constexpr std::size_t size = 192;
   static std::array<std::uint8_t, 192> encode(const g2_affine& p) { return field::encode_uncompressed(p); }
-  static field::decode_result<g2_affine> decode(std::span<const std::uint8_t> b) {
-    return field::decode_g2_uncompressed(b);
+  static field::decode_result<g2_affine> decode(std::span<const std::uint8_t> b,
+                                               field::subgroup_check check = field::subgroup_check::check) {
+    return field::decode_g2_uncompressed(b, check);
   }
 };
 
@@ -223,7 +225,8 @@ Point read_point(byte_reader& in, const std::string& section) {
 /// Reads `count` points, decoding and checking them on all cores; the first bad point (lowest
 /// index) is the one reported.
 template <class Point>
-std::vector<Point> read_points(byte_reader& in, const std::string& section, std::size_t count, bool allow_identity) {
+std::vector<Point> read_points(byte_reader& in, const std::string& section, std::size_t count, bool allow_identity,
+                               field::subgroup_check check = field::subgroup_check::check) {
   constexpr std::size_t size = point_codec<Point>::size;
   std::vector<Point> out(count);
   std::vector<std::uint8_t> buffer;
@@ -237,7 +240,7 @@ std::vector<Point> read_points(byte_reader& in, const std::string& section, std:
     field::parallel_for(begin, end, [&](std::size_t lo, std::size_t hi) {
       for (std::size_t i = lo; i < hi; ++i) {
         const auto decoded =
-            point_codec<Point>::decode(std::span<const std::uint8_t>(buffer).subspan((i - begin) * size, size));
+            point_codec<Point>::decode(std::span<const std::uint8_t>(buffer).subspan((i - begin) * size, size), check);
         std::string why;
         if (!decoded.ok()) {
           why = decoded.error.message();
@@ -369,7 +372,7 @@ void write_params(const proving_key& pk, const key_shape& shape, const std::file
   out.commit();
 }
 
-proving_key read_params(const std::filesystem::path& path, const key_shape& shape) {
+proving_key read_params(const std::filesystem::path& path, const key_shape& shape, field::subgroup_check check) {
   if (shape.a_density.size() != shape.num_variables() || shape.b_density.size() != shape.num_variables())
     throw std::invalid_argument("read_params: the shape's densities do not cover its variables");
   file_reader in(path);
@@ -380,11 +383,11 @@ proving_key read_params(const std::filesystem::path& path, const key_shape& shap
     check_count(in, name, count, expected);
     return count;
   };
-  pk.h = read_points<g1_affine>(in, "h", section("h", shape.h_count()), false);
-  pk.l = read_points<g1_affine>(in, "l", section("l", shape.num_aux), true);
-  pk.a = expand(read_points<g1_affine>(in, "a", section("a", shape.a_count()), false), shape.a_density);
-  pk.b_g1 = expand(read_points<g1_affine>(in, "b_g1", section("b_g1", shape.b_count()), false), shape.b_density);
-  pk.b_g2 = expand(read_points<g2_affine>(in, "b_g2", section("b_g2", shape.b_count()), false), shape.b_density);
+  pk.h = read_points<g1_affine>(in, "h", section("h", shape.h_count()), false, check);
+  pk.l = read_points<g1_affine>(in, "l", section("l", shape.num_aux), true, check);
+  pk.a = expand(read_points<g1_affine>(in, "a", section("a", shape.a_count()), false, check), shape.a_density);
+  pk.b_g1 = expand(read_points<g1_affine>(in, "b_g1", section("b_g1", shape.b_count()), false, check), shape.b_density);
+  pk.b_g2 = expand(read_points<g2_affine>(in, "b_g2", section("b_g2", shape.b_count()), false, check), shape.b_density);
   in.expect_end();
   return pk;
 }

@@ -28,6 +28,7 @@ field::g2_jacobian secret_multiple(const field::g2_affine& p, const fr& k) {
 
 proof prove_with_blinding(const proving_key& pk, std::span<const fr> assignment, std::span<const fr> h,
                           const fr& r, const fr& s) {
+  pk.check_consistent();
   const std::size_t variables = pk.num_variables();
   const std::size_t n = pk.domain_size();
   if (assignment.size() != variables)

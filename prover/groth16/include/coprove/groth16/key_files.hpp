@@ -11,6 +11,7 @@
 // the point index.
 #pragma once
 
+#include <coprove/field/encoding.hpp>
 #include <coprove/groth16/keys.hpp>
 
 #include <boost/json/object.hpp>
@@ -58,8 +59,12 @@ verifying_key read_verifying_key(const std::filesystem::path& path,
 /// Writes `params` for a key of the given shape (std::invalid_argument if they disagree).
 void write_params(const proving_key& pk, const key_shape& shape, const std::filesystem::path& path);
 /// Reads `params` for a circuit of the given shape, expanding a, b_g1 and b_g2 to one point per
-/// variable (the identity for empty columns).
-proving_key read_params(const std::filesystem::path& path, const key_shape& shape);
+/// variable (the identity for empty columns). The subgroup checks of the proving queries (h, l,
+/// a, b_g1, b_g2) dominate the load time; `subgroup_check::skip` leaves them out (coordinates and
+/// curve equations are still checked, the verifying key fully) and is for a file this process
+/// wrote or checked before, never for one received from elsewhere.
+proving_key read_params(const std::filesystem::path& path, const key_shape& shape,
+                        field::subgroup_check check = field::subgroup_check::check);
 
 /// snarkjs's verification_key.json object: protocol, curve, nPublic, vk_alpha_1, vk_beta_2,
 /// vk_gamma_2, vk_delta_2, IC (vk_alphabeta_12 is left out: snarkjs's verifier does not read it).
