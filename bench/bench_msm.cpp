@@ -79,12 +79,13 @@ struct row {
 };
 
 template <class Bases>
-double time_msm(const Bases& bases, const std::vector<field::fr>& scalars, int reps) {
-  (void)groth16::msm(bases, scalars);  // warm-up (and pages faulted in)
+double time_msm(const Bases& bases, const std::vector<field::fr>& scalars, int reps,
+                const groth16::msm_options& options) {
+  (void)groth16::msm(bases, scalars, options);  // warm-up (and pages faulted in)
   std::vector<double> times;
   for (int r = 0; r < reps; ++r) {
     const auto start = std::chrono::steady_clock::now();
-    const auto result = groth16::msm(bases, scalars);
+    const auto result = groth16::msm(bases, scalars, options);
     const auto stop = std::chrono::steady_clock::now();
     if (result.is_identity()) std::cerr << "bench_msm: unexpected identity\n";
     times.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
@@ -93,9 +94,10 @@ double time_msm(const Bases& bases, const std::vector<field::fr>& scalars, int r
 }
 
 void usage() {
-  std::cerr << "usage: bench_msm [--g1 LOGS] [--g2 LOGS] [--all] [--reps N] [--json PATH]\n"
+  std::cerr << "usage: bench_msm [--g1 LOGS] [--g2 LOGS] [--all] [--reps N] [--window BITS] [--json PATH]\n"
                "  LOGS: comma-separated log2 sizes (default --g1 10,12,14 --g2 10,12);\n"
-               "  --all: 10,12,14,16,18,20 for both groups\n";
+               "  --all: 10,12,14,16,18,20 for both groups\n"
+               "  --window: a fixed window width (default: msm's choice for each size)\n";
 }
 
 }  // namespace
@@ -104,6 +106,7 @@ int main(int argc, char** argv) {
   std::vector<unsigned> g1_logs{10, 12, 14};
   std::vector<unsigned> g2_logs{10, 12};
   int reps = 3;
+  groth16::msm_options options;
   std::string json_path;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -117,6 +120,8 @@ int main(int argc, char** argv) {
         g1_logs = g2_logs = {10, 12, 14, 16, 18, 20};
       } else if (arg == "--reps") {
         reps = std::max(1, std::stoi(next()));
+      } else if (arg == "--window") {
+        options.window_bits = static_cast<unsigned>(std::stoul(next()));
       } else if (arg == "--json") {
         json_path = next();
       } else {
@@ -139,8 +144,8 @@ int main(int argc, char** argv) {
       const auto boolean = boolean_heavy(n, 200 + log);
       for (const std::size_t threads : {std::size_t{1}, all_threads}) {
         field::set_parallelism(threads);
-        rows.push_back({name, log, threads, "uniform", time_msm(bases, uniform, reps)});
-        rows.push_back({name, log, threads, "0/1-heavy", time_msm(bases, boolean, reps)});
+        rows.push_back({name, log, threads, "uniform", time_msm(bases, uniform, reps, options)});
+        rows.push_back({name, log, threads, "0/1-heavy", time_msm(bases, boolean, reps, options)});
         if (all_threads == 1) break;
       }
       field::set_parallelism(all_threads);
@@ -149,8 +154,9 @@ int main(int argc, char** argv) {
   run_group("g1", g1_logs, [](std::size_t n) { return make_bases<field::g1_curve>(n, 1); });
   run_group("g2", g2_logs, [](std::size_t n) { return make_bases<field::g2_curve>(n, 2); });
 
-  std::printf("bench_msm: groth16::msm on the CPU, %zu threads available, Fr path %s, median of %d\n",
-              all_threads, std::string(field::fr_multiply_path_name()).c_str(), reps);
+  std::printf("bench_msm: groth16::msm on the CPU, %zu threads available, Fr path %s, median of %d, window %s\n",
+              all_threads, std::string(field::fr_multiply_path_name()).c_str(), reps,
+              options.window_bits == 0 ? "by size" : std::to_string(options.window_bits).c_str());
   std::printf("%-5s %6s %8s %10s %12s %14s %16s\n", "group", "log2 n", "threads", "scalars", "ms",
               "points/s", "peer (blst)");
   boost::json::array json;
