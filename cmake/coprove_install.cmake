@@ -1,5 +1,5 @@
 # Install and export, so that another CMake project can find_package(coprove) and link
-# coprove::runtime, coprove::pinned, coprove::field, coprove::r1cs, coprove::engine,
+# coprove::runtime, coprove::pinned, coprove::field, coprove::r1cs, coprove::groth16, coprove::engine,
 # coprove::service (and coprove::cuda where built).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -8,7 +8,7 @@ install(TARGETS ${_targets} EXPORT coproveTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(_dir runtime pinned prover/field prover/r1cs prover/engine prover/service cuda)
+foreach(_dir runtime pinned prover/field prover/r1cs prover/groth16 prover/engine prover/service cuda)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${_dir}/include AND (NOT _dir STREQUAL "cuda" OR COPROVE_HAVE_CUDA))
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${_dir}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   endif()
