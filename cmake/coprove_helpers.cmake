@@ -28,7 +28,15 @@ function(coprove_test)
   if(NOT _srcs)
     return()
   endif()
-  add_executable(${ARG_NAME} ${_srcs} ${ARG_SOURCES} ${PROJECT_SOURCE_DIR}/tests/catch_main.cpp)
+  # Catch2's main is compiled once per build, not once per test executable, and without
+  # optimisation: it is the runner, not code under test, and optimising its single header under
+  # the sanitizers took minutes of every CI run.
+  if(NOT TARGET coprove_catch_main)
+    add_library(coprove_catch_main OBJECT ${PROJECT_SOURCE_DIR}/tests/catch_main.cpp)
+    target_link_libraries(coprove_catch_main PRIVATE Catch2::Catch2)
+    target_compile_options(coprove_catch_main PRIVATE -O0)
+  endif()
+  add_executable(${ARG_NAME} ${_srcs} ${ARG_SOURCES} $<TARGET_OBJECTS:coprove_catch_main>)
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} Catch2::Catch2)
   target_include_directories(${ARG_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   # One label per executable (a list would not survive catch_discover_tests' argument passing).
