@@ -242,6 +242,8 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, dispa
   std::string failure;
   try {
     engine_config cfg;
+    // The quotient pipeline alone: partitions end with their evaluation record (said at warning).
+    cfg.results = result_kind::evaluation_record;
     cfg.policy = policy;
     cfg.max_log_constraints = o.log_n;
     cfg.plan_circuit = o.circuit;

@@ -1,11 +1,14 @@
 // The engine on the CUDA backend: every partition verifies and is pinned, the records are
 // bit-identical to the host backend's, the semaphore bounds hold, and cancellation and failures
-// give everything back, as on the host backend.
+// give everything back, as on the host backend; proofs made from the GPU's quotient verify and, in
+// the deterministic mode, equal the host backend's bit for bit.
 #include <coprove/cuda/cuda_backend.hpp>
 
 #include <coprove/engine/engine.hpp>
 #include <coprove/engine/host_backend.hpp>
+#include <coprove/groth16/verifier.hpp>
 #include <coprove/runtime/spin_runner.hpp>
+#include <support/test_keys.hpp>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -37,6 +40,7 @@ using test::running_io;
 
 engine_config gpu_config() {
   engine_config cfg;
+  cfg.results = result_kind::evaluation_record;
   cfg.max_log_constraints = 14;
   cfg.memory_budget_bytes = std::size_t{2} << 30;
   return cfg;
@@ -47,6 +51,43 @@ prove_request request(std::size_t partitions, unsigned log_constraints, std::uin
 }
 
 }  // namespace
+
+TEST_CASE("proofs from the CUDA backend's quotient verify and equal the host backend's", "[cuda][engine][gpu][proof]") {
+  REQUIRE(cuda::cuda_device_count() > 0);
+  running_io rt;
+  auto config = [] {
+    engine_config cfg;
+    cfg.max_log_constraints = 12;
+    cfg.memory_budget_bytes = std::size_t{2} << 30;
+    cfg.keys = test::test_keys({{"mimc", 12}});
+    cfg.insecure_proof_seed = 9;
+    return cfg;
+  };
+  const prove_request r = request(4, 12, 3);
+  prove_result on_gpu, on_host;
+  {
+    engine e(rt.io.get_executor(), config(), cuda::make_cuda_backend({}, 2));
+    auto [ec, result] = prove(e, r);
+    REQUIRE_FALSE(ec);
+    on_gpu = std::move(result);
+    require_at_baseline(e);
+  }
+  {
+    engine e(rt.io.get_executor(), config(), make_host_backend(1, 2));
+    auto [ec, result] = prove(e, r);
+    REQUIRE_FALSE(ec);
+    on_host = std::move(result);
+  }
+  const auto pvk = coprove::groth16::prepared_verifying_key::from(test::test_key("mimc", 12)->vk);
+  REQUIRE(on_gpu.partitions.size() == r.partitions);
+  for (std::size_t p = 0; p < r.partitions; ++p) {
+    INFO("partition " << p);
+    REQUIRE(on_gpu.partitions[p].proof);
+    CHECK(on_gpu.partitions[p].is_pinned);
+    CHECK(coprove::groth16::verify(pvk, *on_gpu.partitions[p].proof, on_gpu.partitions[p].public_inputs).accepted);
+    CHECK(*on_gpu.partitions[p].proof == *on_host.partitions[p].proof);
+  }
+}
 
 TEST_CASE("the CUDA backend proves pinned partitions bit-identical to the host backend", "[cuda][engine][gpu]") {
   REQUIRE(cuda::cuda_device_count() > 0);

@@ -30,6 +30,7 @@ struct manual_engine {
 
   explicit manual_engine(std::size_t depth) {
     engine_config cfg;
+    cfg.results = result_kind::evaluation_record;
     cfg.max_log_constraints = 12;  // the requests' size: the pre-warmed buffers serve every lease
     cfg.memory_budget_bytes = std::size_t{1} << 30;
     cfg.synthesis_threads = 1;

@@ -50,8 +50,10 @@ using test::prove;
 using test::require_at_baseline;
 using test::running_io;
 
+// The pipeline's mechanics with evaluation records (engine_proof_test.cpp proves).
 engine_config small_config() {
   engine_config cfg;
+  cfg.results = result_kind::evaluation_record;
   cfg.max_log_constraints = 12;
   cfg.synthesis_threads = 2;
   cfg.memory_budget_bytes = std::size_t{1} << 30;

@@ -2,7 +2,8 @@
 // coroutine that awaits its steps in order, each a part with its own state: admission (one
 // strategy per policy) -> partition inputs (memory reservation, pinned buffers) -> synthesis on
 // the CPU executor (waiting for a PCE build on the strand, not on a thread) -> a slot of the
-// worker-slot pool -> the device -> the evaluation record checked. The inputs give everything
+// worker-slot pool -> the device (the quotient h, with its evaluation record checked) -> the
+// Groth16 proof on the CPU executor with the circuit's key, verified before it is returned. The inputs give everything
 // back in reverse as they go out of scope; the observer turns each event into report, metrics
 // and trace at once.
 #include <coprove/engine/engine.hpp>
@@ -13,6 +14,11 @@
 #include <coprove/engine/detail/partition_synthesis.hpp>
 #include <coprove/engine/detail/worker_pool.hpp>
 
+#include <coprove/field/sha256.hpp>
+#include <coprove/groth16/key_files.hpp>
+#include <coprove/groth16/prover.hpp>
+#include <coprove/groth16/secret_source.hpp>
+#include <coprove/groth16/verifier.hpp>
 #include <coprove/r1cs/circuit.hpp>
 #include <coprove/r1cs/circuits.hpp>
 #include <coprove/r1cs/synthesis.hpp>
@@ -38,6 +44,8 @@
 #include <boost/json/array.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <atomic>
@@ -73,9 +81,10 @@ class engine_category_impl final : public std::error_category {
     switch (static_cast<engine_errc>(value)) {
       case engine_errc::synthesis_failed: return "synthesis failed";
       case engine_errc::backend_failed: return "compute backend failed";
-      case engine_errc::verification_failed: return "evaluation record did not verify";
+      case engine_errc::verification_failed: return "a proof or an evaluation record did not verify";
       case engine_errc::shut_down: return "engine shut down";
       case engine_errc::unknown_job: return "unknown job id";
+      case engine_errc::proving_failed: return "the proof could not be made";
     }
     return "unknown engine error";
   }
@@ -107,7 +116,9 @@ boost::json::object timings_json(const partition_timings& t) {
   return {{"queue_wait_ns", t.queue_wait_ns}, {"synthesis_ns", t.synthesis_ns},
           {"h2d_ns", t.h2d_ns},               {"gpu_compute_ns", t.gpu_compute_ns},
           {"d2h_ns", t.d2h_ns},               {"total_ns", t.total_ns},
-          {"gpu_queue_ns", t.gpu_queue_ns},   {"evaluation_ns", t.evaluation_ns}};
+          {"gpu_queue_ns", t.gpu_queue_ns},   {"evaluation_ns", t.evaluation_ns},
+          {"spmv_ns", t.spmv_ns},             {"prove_ns", t.prove_ns},
+          {"proof_verify_ns", t.proof_verify_ns}};
 }
 
 boost::json::object request_json(const prove_request& r) {
@@ -139,23 +150,40 @@ std::string_view to_string(job_state state) noexcept {
   return "unknown";
 }
 
+std::string_view to_string(result_kind kind) noexcept {
+  switch (kind) {
+    case result_kind::proof: return "proof";
+    case result_kind::evaluation_record: return "evaluation_record";
+  }
+  return "unknown";
+}
+
 boost::json::object prove_result::to_json() const {
   boost::json::array parts;
   for (const auto& p : partitions) {
-    parts.push_back(boost::json::object{{"index", p.index},
-                                        {"record", field::to_json(p.record)},
-                                        {"verified", p.verified},
-                                        {"is_pinned", p.is_pinned},
-                                        {"pce_used", p.pce_used},
-                                        {"device", p.device},
-                                        {"slot", p.slot},
-                                        {"dispatch_sequence", p.dispatch_sequence},
-                                        {"timings", timings_json(p.timings)}});
+    boost::json::object part{{"index", p.index}};
+    if (p.proof) {
+      part["proof"] = groth16::encode_proof_hex(*p.proof);
+      part["public_inputs"] = groth16::public_inputs_to_snarkjs_json(p.public_inputs);
+    } else {
+      part["record"] = field::to_json(p.record);
+    }
+    part["verified"] = p.verified;
+    part["is_pinned"] = p.is_pinned;
+    part["pce_used"] = p.pce_used;
+    part["device"] = p.device;
+    part["slot"] = p.slot;
+    part["dispatch_sequence"] = p.dispatch_sequence;
+    part["timings"] = timings_json(p.timings);
+    parts.push_back(std::move(part));
   }
-  return {{"job_id", job_id},
-          {"request", request_json(request)},
-          {"total_ns", total_ns},
-          {"partitions", std::move(parts)}};
+  boost::json::object out{{"job_id", job_id},
+                          {"request", request_json(request)},
+                          {"results", std::string(to_string(kind))},
+                          {"total_ns", total_ns}};
+  if (!vk_sha256.empty()) out["vk_sha256"] = vk_sha256;
+  out["partitions"] = std::move(parts);
+  return out;
 }
 
 boost::json::object job_status::to_json() const {
@@ -171,6 +199,14 @@ namespace detail {
 
 using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
 
+// A circuit's key as partitions prove with it: the proving key, its verifying key prepared for the
+// check of every proof, and the verifying key's digest for the report.
+struct key_entry {
+  circuit_keys keys;
+  groth16::prepared_verifying_key pvk;
+  std::string vk_sha256;
+};
+
 struct job_waiter {
   engine::prove_handler handler;
   bool cancels_job = false;  // async_prove: cancelling the wait cancels the job
@@ -182,6 +218,7 @@ struct job {
   std::shared_ptr<const evaluation_domain> domain;
   std::size_t reservation_bytes = 0;
   std::string circuit_id;     // the PCE key of the request's circuit
+  std::shared_ptr<const key_entry> key;  // results = proof: the circuit's key
   bool witness_fits = false;  // its assignment fits one vector of the domain
   std::uint64_t submit_ns = 0, end_ns = 0;
   // Written on the strand, read by status() from any thread.
@@ -252,6 +289,8 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   boost::asio::awaitable<void> make_resident(worker_ref worker, const partition_ref& ref,
                                              const std::shared_ptr<const pce_matrices>& matrices);
   boost::asio::awaitable<device_outcome> run_on_worker(worker_ref worker, quotient_task task);
+  boost::asio::awaitable<void> prove_partition(const job& j, const partition_ref& ref, partition_inputs& inputs,
+                                               const synthesis_outcome& synthesized, partition_result& result);
   void leave_worker(worker_ref worker);
 
   void partition_ended(const std::shared_ptr<job>& j, std::size_t index, std::optional<partition_result> result,
@@ -310,6 +349,10 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   // The plan gives a partition one input vector (its assignment): b and c are leased only when
   // its synthesis takes the slow path.
   bool lean_inputs_ = false;
+  // The proving keys by (circuit, log size); fixed at construction.
+  std::map<std::pair<std::string, unsigned>, std::shared_ptr<const key_entry>> keys_;
+  std::size_t key_bytes_ = 0;
+  void load_keys();
 };
 
 namespace {
@@ -389,11 +432,17 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   const std::size_t threads =
       config_.synthesis_threads != 0 ? config_.synthesis_threads : std::max(1u, std::thread::hardware_concurrency());
   synthesis_threads_ = threads;
+  load_keys();
 
-  // The plan: every partition in flight holds a/b/c and h pinned and one synthesis working set.
+  // The plan: every partition in flight holds a/b/c and h pinned and one synthesis working set
+  // (and, proving, the MSMs' scratch); the proving keys are held once.
   const auto plan_circuit = make_circuit(config_.plan_circuit, config_.max_log_constraints, 1, 0);
   memory_plan_input plan_input =
       memory_plan_input_for(*plan_circuit, total_depth_, total_depth_, config_.memory_budget_bytes);
+  plan_input.key_bytes = key_bytes_;
+  if (config_.results == result_kind::proof)
+    plan_input.proving_working_set_bytes = groth16::estimate_prove_working_set(
+        plan_circuit->shape().num_variables(), plan_circuit->domain_size());
   // With the SpMV on the backend, a partition of a circuit whose PCE exists holds only its
   // assignment (in its `a` vector) and h; b and c are leased for the slow path, which under `wait`
   // is one partition a circuit. Two sets of them are planned; more wait for the pool. A configured
@@ -433,7 +482,8 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
     runtime::warn_once("engine.pce_eager", "engine",
                        "PCE policy eager: partitions arriving while a PCE is built take the slow path");
   pce_ = std::make_unique<pce_cache>(config_.pce, std::max<std::size_t>(plan_.pce_bytes, 1));
-  memory_ = std::make_unique<runtime::async_semaphore>(executor_, std::max<std::size_t>(plan_.synthesis_bytes, 1));
+  memory_ = std::make_unique<runtime::async_semaphore>(
+      executor_, std::max<std::size_t>(plan_.synthesis_bytes + plan_.proving_bytes, 1));
   if (lean_inputs_) full_inputs_ = std::make_unique<runtime::async_semaphore>(executor_, plan_.full_input_slots);
   if (config_.synthesis_executor) {
     cpu_ = config_.synthesis_executor;
@@ -448,6 +498,78 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
                               << depth_ << " per device, " << threads << " synthesis thread(s)";
   // The composition root prints the plan where a person reads it; the log keeps it at debug.
   COPROVE_LOG(debug, "engine") << "memory plan\n" << plan_.describe();
+}
+
+namespace {
+
+std::string key_name(const std::string& circuit, unsigned log_constraints) {
+  return circuit + "/" + std::to_string(log_constraints);
+}
+
+std::string hex_of(std::span<const std::byte> bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (const std::byte b : bytes) {
+    out.push_back(digits[std::to_integer<unsigned>(b) >> 4]);
+    out.push_back(digits[std::to_integer<unsigned>(b) & 15]);
+  }
+  return out;
+}
+
+}  // namespace
+
+// Checks every configured key against its circuit (counts and domain) and prepares its verifying
+// key once; refuses a proving engine without keys, and says so when results are only records.
+void engine_core::load_keys() {
+  if (config_.results == result_kind::evaluation_record) {
+    runtime::warn_once("engine.results.evaluation_record", "engine",
+                       "results are configured as evaluation records (engine_config.results): partitions end "
+                       "after the quotient with a self-check that binds nothing, not a proof");
+    if (!config_.keys.empty())
+      throw std::invalid_argument("engine_config.keys: given, but results = evaluation_record makes no proofs");
+    return;
+  }
+  if (config_.keys.empty())
+    throw std::invalid_argument(
+        "engine_config.keys: results = proof needs the proving key of every circuit and size it proves, and none "
+        "is given (coprove setup makes one; or set results = evaluation_record)");
+  if (config_.insecure_proof_seed)
+    runtime::warn_once("engine.insecure_proof_seed", "engine",
+                       "proof blinding (r, s) is derived from the configured seed " +
+                           std::to_string(*config_.insecure_proof_seed) +
+                           " (engine_config.insecure_proof_seed): the same proof every run, and anyone who knows "
+                           "the seed learns about the witness; for tests only");
+  for (const circuit_keys& k : config_.keys) {
+    const std::string name = key_name(k.circuit, k.log_constraints);
+    const std::string where = "engine_config.keys (" + name + (k.source.empty() ? "" : ", " + k.source) + "): ";
+    if (!k.pk) throw std::invalid_argument(where + "the proving key is null");
+    try {
+      validate_circuit_parameters(k.circuit, k.log_constraints);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(where + e.what());
+    }
+    if (keys_.count({k.circuit, k.log_constraints}) != 0) throw std::invalid_argument(where + "given twice");
+    const circuit_shape shape = make_circuit(k.circuit, k.log_constraints, 1, 0)->shape();
+    const std::size_t n = std::size_t{1} << k.log_constraints;
+    try {
+      k.pk->check_consistent();
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(where + e.what());
+    }
+    if (k.pk->domain_size() != n || k.pk->num_inputs() != shape.num_inputs || k.pk->num_aux() != shape.num_aux)
+      throw std::invalid_argument(where + "the key is for a domain of " + std::to_string(k.pk->domain_size()) +
+                                  " rows, " + std::to_string(k.pk->num_inputs()) + " inputs and " +
+                                  std::to_string(k.pk->num_aux()) + " auxiliaries; the circuit has " +
+                                  std::to_string(n) + ", " + std::to_string(shape.num_inputs) + " and " +
+                                  std::to_string(shape.num_aux));
+    auto entry = std::make_shared<key_entry>(
+        key_entry{k, groth16::prepared_verifying_key::from(k.pk->vk), {}});
+    const std::vector<std::uint8_t> vk_bytes = groth16::encode_verifying_key(k.pk->vk);
+    const auto digest = field::sha256::hash(std::as_bytes(std::span(vk_bytes)));
+    entry->vk_sha256 = hex_of(std::as_bytes(std::span(digest)));
+    key_bytes_ += k.pk->bytes();
+    keys_.emplace(std::make_pair(k.circuit, k.log_constraints), std::move(entry));
+  }
 }
 
 void engine_core::start() {
@@ -476,6 +598,12 @@ engine_core::circuit_facts engine_core::facts_of(const circuit& c) {
 
 void engine_core::validate(const prove_request& request) const {
   validate_circuit_parameters(request.circuit, request.log_constraints);
+  if (config_.results == result_kind::proof && keys_.count({request.circuit, request.log_constraints}) == 0) {
+    std::string have;
+    for (const auto& [id, entry] : keys_) have += (have.empty() ? "" : ", ") + key_name(id.first, id.second);
+    throw std::invalid_argument("circuit: no proving key for " + key_name(request.circuit, request.log_constraints) +
+                                "; the engine has keys for " + have);
+  }
   if (request.log_constraints > config_.max_log_constraints)
     throw std::invalid_argument("log_constraints: " + std::to_string(request.log_constraints) +
                                 " exceeds the memory plan's " + std::to_string(config_.max_log_constraints) +
@@ -496,7 +624,12 @@ std::uint64_t engine_core::submit(prove_request request) {
     if (it != circuit_facts_.end()) facts = it->second;
   }
   if (!facts) facts = facts_of(*make_circuit(request.circuit, request.log_constraints, request.seed, 0));
-  const std::size_t working_set = facts->working_set;
+  std::shared_ptr<const key_entry> key;
+  std::size_t working_set = facts->working_set;
+  if (config_.results == result_kind::proof) {
+    key = keys_.at({request.circuit, request.log_constraints});
+    working_set += groth16::estimate_prove_working_set(key->keys.pk->num_variables(), key->keys.pk->domain_size());
+  }
   const std::size_t capacity = memory_->capacity();
   if (working_set > capacity)
     throw std::invalid_argument("circuit: " + request.circuit + "/" + std::to_string(request.log_constraints) +
@@ -508,6 +641,7 @@ std::uint64_t engine_core::submit(prove_request request) {
   j->domain = std::make_shared<const evaluation_domain>(std::size_t{1} << j->request.log_constraints);
   j->reservation_bytes = working_set;
   j->circuit_id = facts->id;
+  j->key = std::move(key);
   j->witness_fits = facts->witness_fits;
   if (lean_inputs_ && !facts->witness_fits)
     runtime::warn_once("engine.full_inputs." + facts->id, "engine",
@@ -715,6 +849,10 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       leave_worker(worker);
       take_device_outcome(result, device, backend_->name(), *j, task);
       stop_if_cancelled(*j, co_await asio::this_coro::cancellation_state);
+      if (j->key) {
+        co_await prove_partition(*j, ref, inputs, synthesized, result);
+        stop_if_cancelled(*j, co_await asio::this_coro::cancellation_state);
+      }
     } catch (...) {
       failure = failure_of(std::current_exception(), index);
     }
@@ -862,6 +1000,90 @@ boost::asio::awaitable<device_outcome> engine_core::run_on_worker(worker_ref wor
   co_return device_outcome{ec, std::move(result)};
 }
 
+namespace {
+
+// The blinding seed of one partition in the insecure deterministic mode: the same for the same
+// configured seed, request and partition on every backend and in every run.
+std::uint64_t blinding_seed(std::uint64_t configured, const prove_request& request, std::size_t partition) {
+  field::sha256 hasher;
+  hasher.update("coprove.engine.insecure_blinding");
+  const auto add = [&](std::uint64_t v) {
+    std::array<std::byte, 8> bytes;
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<std::byte>(v >> (8 * i));
+    hasher.update(bytes);
+  };
+  add(configured);
+  hasher.update(request.circuit);
+  add(request.log_constraints);
+  add(request.seed);
+  add(partition);
+  const auto digest = hasher.finish();
+  std::uint64_t out = 0;
+  for (int i = 0; i < 8; ++i) out |= std::uint64_t{std::to_integer<std::uint8_t>(digest[i])} << (8 * i);
+  return out;
+}
+
+// What the CPU made of one partition's proof.
+struct proof_outcome {
+  groth16::proof proof;
+  groth16::verification check;
+  std::uint64_t start = 0, proved = 0, verified = 0;
+  std::uint32_t lane = 0;
+  std::string error;
+};
+
+}  // namespace
+
+// The proof, on the CPU executor: the five MSMs over the assignment (in `a` when only it was sent,
+// kept by the synthesis otherwise) and the quotient the device copied into h, blinded with fresh
+// r and s, then checked with the key's verifying key. A proof that does not verify is never
+// returned.
+boost::asio::awaitable<void> engine_core::prove_partition(const job& j, const partition_ref& ref,
+                                                          partition_inputs& inputs, const synthesis_outcome& s,
+                                                          partition_result& result) {
+  const std::string what = "partition " + std::to_string(ref.partition) + " of job " + std::to_string(j.id);
+  const std::span<const fr> assignment =
+      s.matrices ? std::span<const fr>(inputs.a_span().data(), s.assignment_size) : std::span<const fr>(s.assignment);
+  if (assignment.empty())
+    throw partition_failure(engine_errc::proving_failed,
+                            what + ": the configured synthesizer (" + config_.synthesizer_name +
+                                ") returned a, b and c without the assignment, which a proof needs (configure "
+                                "results = evaluation_record to measure the quotient alone)");
+  const std::span<const fr> h = inputs.h_span();
+  const key_entry& key = *j.key;
+  proof_outcome p = co_await run_on_cpu<proof_outcome>([&]() -> proof_outcome {
+    proof_outcome out;
+    out.lane = observer_.synthesis_lane();
+    out.start = now_ns();
+    try {
+      groth16::secret_source secrets =
+          config_.insecure_proof_seed
+              ? groth16::secret_source::insecure_seeded_announced(
+                    blinding_seed(*config_.insecure_proof_seed, j.request, ref.partition))
+              : groth16::secret_source::system();
+      out.proof = groth16::prove(*key.keys.pk, assignment, h, secrets);
+      out.proved = now_ns();
+      out.check = groth16::verify(key.pvk, out.proof, s.output.public_inputs);
+      out.verified = now_ns();
+    } catch (const std::exception& e) {
+      out.error = e.what()[0] != '\0' ? e.what() : "unknown error";
+    }
+    return out;
+  });
+  if (!p.error.empty())
+    throw partition_failure(engine_errc::proving_failed, what + ": the proof could not be made: " + p.error);
+  observer_.proved(ref, p.lane, p.start, p.proved, p.verified);
+  result.timings.prove_ns = p.proved - p.start;
+  result.timings.proof_verify_ns = p.verified - p.proved;
+  result.verified = p.check.accepted;
+  if (!p.check)
+    throw partition_failure(engine_errc::verification_failed,
+                            what + ": its proof does not verify with the key of " +
+                                key_name(j.request.circuit, j.request.log_constraints) + ": " + p.check.reason);
+  result.proof = p.proof;
+  result.public_inputs = s.output.public_inputs;
+}
+
 void engine_core::leave_worker(worker_ref worker) {
   // A slot left idle while partitions wait behind a full depth is counted by cause (this
   // partition still counted on the GPU queue); the other policies admit without a depth.
@@ -943,6 +1165,8 @@ void engine_core::complete_waiter(const std::shared_ptr<job>& j, job_waiter wait
   result.job_id = j->id;
   result.request = j->request;
   result.total_ns = j->end_ns - j->submit_ns;
+  result.kind = config_.results;
+  if (j->key) result.vk_sha256 = j->key->vk_sha256;
   for (const auto& r : j->results)
     if (r) result.partitions.push_back(*r);
   std::error_code ec = j->state.load(std::memory_order_acquire) == job_state::done ? std::error_code{} : j->error_code;

@@ -116,6 +116,8 @@ memory_plan plan_memory(const memory_plan_input& input, std::optional<std::size_
   plan.synthesis_working_set_bytes = input.synthesis_working_set_bytes;
   plan.margin_bytes = input.margin_bytes;
   plan.backend_bytes = input.backend_bytes;
+  plan.key_bytes = input.key_bytes;
+  plan.proving_working_set_bytes = input.proving_working_set_bytes;
   plan.input_vectors_per_slot = input.input_vectors_per_slot;
   plan.full_input_slots = std::min(input.full_input_slots, input.pinned_slots);
   if (input.budget_bytes != 0) {
@@ -155,9 +157,14 @@ memory_plan plan_memory(const memory_plan_input& input, std::optional<std::size_
   const auto synthesis = checked_mul(input.synthesis_working_set_bytes, input.synthesis_concurrency);
   if (!synthesis) throw overflow("the synthesis working set");
   plan.synthesis_bytes = *synthesis;
+  const auto proving = checked_mul(input.proving_working_set_bytes, input.pinned_slots);
+  if (!proving) throw overflow("the proving working set");
+  plan.proving_bytes = *proving;
   std::optional<std::size_t> total = checked_add(plan.pinned_pool_bytes, plan.pce_bytes);
   if (total) total = checked_add(*total, plan.synthesis_bytes);
   if (total) total = checked_add(*total, plan.backend_bytes);
+  if (total) total = checked_add(*total, plan.key_bytes);
+  if (total) total = checked_add(*total, plan.proving_bytes);
   if (total) total = checked_add(*total, plan.margin_bytes);
   if (!total) throw overflow("the total");
   plan.total_bytes = *total;
@@ -175,8 +182,9 @@ memory_plan plan_memory(const memory_plan_input& input, std::optional<std::size_
                                           : std::string())
             << "), PCE " << plan.pce_bytes
             << ", synthesis " << plan.synthesis_bytes << " (" << plan.synthesis_concurrency
-            << " x " << plan.synthesis_working_set_bytes << "), backend " << plan.backend_bytes << ", margin "
-            << plan.margin_bytes
+            << " x " << plan.synthesis_working_set_bytes << "), backend " << plan.backend_bytes
+            << ", proving keys " << plan.key_bytes << ", proving " << plan.proving_bytes << " ("
+            << plan.pinned_slots << " x " << plan.proving_working_set_bytes << "), margin " << plan.margin_bytes
             << "; lower the slots, the synthesis concurrency or the circuit size, or raise the "
                "budget";
     throw memory_plan_error(message.str(), plan);
@@ -210,6 +218,10 @@ std::string memory_plan::describe() const {
   row("synthesis working sets", synthesis_bytes,
       std::to_string(synthesis_concurrency) + " x " + std::to_string(synthesis_working_set_bytes));
   if (backend_bytes > 0) row("backend working memory", backend_bytes, "the host backend's a, b, c per slot");
+  if (key_bytes > 0) row("proving keys", key_bytes, "loaded once, shared by every partition");
+  if (proving_bytes > 0)
+    row("proving working sets", proving_bytes,
+        std::to_string(pinned_slots) + " x " + std::to_string(proving_working_set_bytes) + " (MSM scratch)");
   row("margin", margin_bytes, "");
   row("total", total_bytes, "");
   row("budget", budget_bytes, budget_from_available_memory ? "MemAvailable" : "configured");
@@ -234,6 +246,9 @@ boost::json::object memory_plan::to_json() const {
   o["synthesis_working_set_bytes"] = synthesis_working_set_bytes;
   o["synthesis_bytes"] = synthesis_bytes;
   o["backend_bytes"] = backend_bytes;
+  o["key_bytes"] = key_bytes;
+  o["proving_working_set_bytes"] = proving_working_set_bytes;
+  o["proving_bytes"] = proving_bytes;
   o["margin_bytes"] = margin_bytes;
   o["total_bytes"] = total_bytes;
   o["headroom_bytes"] = headroom_bytes;

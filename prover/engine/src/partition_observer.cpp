@@ -13,8 +13,9 @@ namespace {
 constexpr std::uint32_t dispatch_pid = 1;
 constexpr std::uint32_t synthesis_pid = 2;
 constexpr std::uint32_t device_pid_base = 10;
-constexpr const char* stage_names[] = {"queue_wait", "synthesis", "gpu_queue", "h2d", "spmv",
-                                       "gpu_compute", "d2h",       "evaluation", "total"};
+constexpr const char* stage_names[] = {"queue_wait", "synthesis", "gpu_queue",    "h2d",         "spmv",
+                                       "gpu_compute", "d2h",       "evaluation",   "prove",       "proof_verify",
+                                       "total"};
 
 std::uint64_t now_ns() { return runtime::trace_writer::now_ns(); }
 
@@ -168,6 +169,13 @@ void partition_observer::late_abc_leased(const partition_ref& p, std::uint64_t s
   metrics_->late_abc->inc();
 }
 
+void partition_observer::proved(const partition_ref& p, std::uint32_t cpu_lane, std::uint64_t start,
+                                std::uint64_t proved, std::uint64_t verified) {
+  trace_event("prove", "cpu", {synthesis_pid, cpu_lane}, start, proved, p);
+  trace_event("proof_verify", "cpu", {synthesis_pid, cpu_lane}, proved, verified, p);
+  trace_event("prove", "cpu", {dispatch_pid, p.lane}, start, verified, p);
+}
+
 void partition_observer::synthesized(const partition_ref& p, std::uint32_t cpu_lane, std::uint64_t start,
                                      std::uint64_t end, synthesis_path path, bool spmv_on_backend) {
   trace_event("synthesis", "cpu", {synthesis_pid, cpu_lane}, start, end, p);
@@ -293,6 +301,7 @@ void partition_observer::partition_ended(const partition_ref& p, std::uint64_t a
         {"gpu_queue", timings->gpu_queue_ns},   {"h2d", timings->h2d_ns},
         {"spmv", timings->spmv_ns},             {"gpu_compute", timings->gpu_compute_ns},
         {"d2h", timings->d2h_ns},               {"evaluation", timings->evaluation_ns},
+        {"prove", timings->prove_ns},           {"proof_verify", timings->proof_verify_ns},
         {"total", timings->total_ns}};
     for (const auto& [stage, ns] : stages) {
       metrics_->stage_seconds.find(stage)->second->record(static_cast<double>(ns) / 1e9);

@@ -41,6 +41,7 @@ synthesis_outcome synthesize_partition(const engine_config& cfg, r1cs::pce_cache
     s.assignment_size = d.assignment_size;
     s.needs_abc = d.needs_abc;
     s.pce_building = d.pce_building;
+    s.assignment = std::move(d.assignment);
   };
   try {
     if (run_hook && cfg.synthesis_hook) cfg.synthesis_hook(job_id, index);
@@ -49,7 +50,7 @@ synthesis_outcome synthesize_partition(const engine_config& cfg, r1cs::pce_cache
       check_configured(cfg, s, a, b);
     } else {
       const auto circ = r1cs::make_circuit(request.circuit, request.log_constraints, request.seed, index);
-      take(pce.synthesize_unless_building(*circ, a, b, c, cfg.backend_spmv));
+      take(pce.synthesize_unless_building(*circ, a, b, c, cfg.backend_spmv, cfg.results == result_kind::proof));
     }
   } catch (const std::exception& e) {
     s.error = e.what();

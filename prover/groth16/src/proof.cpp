@@ -43,6 +43,35 @@ proof decode_proof(std::span<const std::uint8_t> bytes) {
   return p;
 }
 
+std::string encode_proof_hex(const proof& p) {
+  static constexpr char digits[] = "0123456789abcdef";
+  const auto bytes = encode_proof(p);
+  std::string out;
+  out.reserve(2 * bytes.size());
+  for (const std::uint8_t b : bytes) {
+    out.push_back(digits[b >> 4]);
+    out.push_back(digits[b & 15]);
+  }
+  return out;
+}
+
+proof decode_proof_hex(std::string_view hex) {
+  if (hex.size() != 2 * proof_bytes)
+    throw proof_format_error("proof: " + std::to_string(hex.size()) + " hex digits, a proof has " +
+                             std::to_string(2 * proof_bytes));
+  const auto nibble = [&](std::size_t i) -> std::uint8_t {
+    const char ch = hex[i];
+    if (ch >= '0' && ch <= '9') return static_cast<std::uint8_t>(ch - '0');
+    if (ch >= 'a' && ch <= 'f') return static_cast<std::uint8_t>(ch - 'a' + 10);
+    if (ch >= 'A' && ch <= 'F') return static_cast<std::uint8_t>(ch - 'A' + 10);
+    throw proof_format_error("proof: character " + std::to_string(i) + " is not a hex digit");
+  };
+  std::array<std::uint8_t, proof_bytes> bytes{};
+  for (std::size_t i = 0; i < proof_bytes; ++i)
+    bytes[i] = static_cast<std::uint8_t>(nibble(2 * i) << 4 | nibble(2 * i + 1));
+  return decode_proof(bytes);
+}
+
 boost::json::object proof_to_snarkjs_json(const proof& p) {
   boost::json::object out;
   out["pi_a"] = field::to_snarkjs_json(p.a);

@@ -5,6 +5,7 @@
 #include <coprove/groth16/msm.hpp>
 #include <coprove/r1cs/synthesis.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -69,6 +70,14 @@ proof prove(const proving_key& pk, std::span<const fr> assignment, std::span<con
   const wiped<fr> r(secrets.uniform());
   const wiped<fr> s(secrets.uniform());
   return prove_with_blinding(pk, assignment, h, *r, *s);
+}
+
+std::size_t estimate_prove_working_set(std::size_t num_variables, std::size_t domain_size) noexcept {
+  // One MSM at a time over at most max(V, n) terms: 32 bytes of canonical scalar, 4 of index and
+  // up to 2 x 32 of signed digits a term, doubled for headroom, plus the buckets of every window
+  // on every thread (bounded here by 16 MiB).
+  const std::size_t terms = std::max(num_variables, domain_size);
+  return terms * 2 * (32 + 4 + 64) + (std::size_t{16} << 20);
 }
 
 std::vector<fr> quotient_coefficients(std::span<const fr> a, std::span<const fr> b, std::span<const fr> c) {

@@ -38,6 +38,8 @@ secret_source secret_source::insecure_seeded(std::uint64_t seed, std::string_vie
   return secret_source(true, seed);
 }
 
+secret_source secret_source::insecure_seeded_announced(std::uint64_t seed) { return secret_source(true, seed); }
+
 secret_source::secret_source(secret_source&& o) noexcept
     : seeded_(o.seeded_), seed_(o.seed_), counter_(o.counter_) {
   secure_wipe(o.seed_.data(), o.seed_.size());

@@ -325,17 +325,18 @@ pce_cache::~pce_cache() = default;
 
 synthesis_output pce_cache::synthesize(const circuit& circ, std::span<fr> a, std::span<fr> b,
                                        std::span<fr> c_out) {
-  return synthesize_impl(circ, a, b, c_out, false, true).output;
+  return synthesize_impl(circ, a, b, c_out, false, true, false).output;
 }
 
 deferred_synthesis pce_cache::synthesize_deferred(const circuit& circ, std::span<fr> a, std::span<fr> b,
                                                   std::span<fr> c_out) {
-  return synthesize_impl(circ, a, b, c_out, true, true);
+  return synthesize_impl(circ, a, b, c_out, true, true, false);
 }
 
 deferred_synthesis pce_cache::synthesize_unless_building(const circuit& circ, std::span<fr> a, std::span<fr> b,
-                                                         std::span<fr> c_out, bool defer_spmv) {
-  return synthesize_impl(circ, a, b, c_out, defer_spmv, false);
+                                                         std::span<fr> c_out, bool defer_spmv,
+                                                         bool keep_assignment) {
+  return synthesize_impl(circ, a, b, c_out, defer_spmv, false, keep_assignment);
 }
 
 bool pce_cache::notify_when_built(std::string_view circuit_id, std::function<void()> ended) {
@@ -356,7 +357,8 @@ bool pce_cache::expects_deferral(std::string_view circuit_id) const {
 }
 
 deferred_synthesis pce_cache::synthesize_impl(const circuit& circ, std::span<fr> a, std::span<fr> b,
-                                              std::span<fr> c_out, bool defer, bool block_on_build) {
+                                              std::span<fr> c_out, bool defer, bool block_on_build,
+                                              bool keep_assignment) {
   const std::size_t n = circ.domain_size();
   // Only a: the caller expects a deferral and leased b and c only if it turns out otherwise.
   const bool only_a = defer && b.empty() && c_out.empty() && a.size() == n;
@@ -370,11 +372,19 @@ deferred_synthesis pce_cache::synthesize_impl(const circuit& circ, std::span<fr>
   }
   state& s = *state_;
   const std::string id = circ.id();
-  auto slow_path = [&s](const circuit& circ, std::span<fr> a, std::span<fr> b, std::span<fr> c) {
+  // The assignment a synthesis computed outside `a`: kept for the caller, or lent back.
+  auto finish_assignment = [&s, keep_assignment](deferred_synthesis& out, std::vector<fr>&& w) {
+    if (keep_assignment)
+      out.assignment = std::move(w);
+    else
+      s.give_spare(std::move(w));
+  };
+  auto slow_path = [&s, &finish_assignment](const circuit& circ, std::span<fr> a, std::span<fr> b,
+                                            std::span<fr> c) {
     std::vector<fr> scratch = s.take_spare();
     deferred_synthesis out;
     out.output = synthesize_slow(circ, a, b, c, nullptr, &scratch);
-    s.give_spare(std::move(scratch));
+    finish_assignment(out, std::move(scratch));
     return out;
   };
   std::unique_lock lock(s.mutex);
@@ -395,7 +405,7 @@ deferred_synthesis pce_cache::synthesize_impl(const circuit& circ, std::span<fr>
       try {
         std::vector<fr> scratch = s.take_spare();
         out.output = synthesize_slow(circ, a, b, c_out, recorded.get(), &scratch);
-        s.give_spare(std::move(scratch));
+        finish_assignment(out, std::move(scratch));
       } catch (...) {
         lock.lock();
         s.entries.erase(id);
@@ -478,7 +488,7 @@ deferred_synthesis pce_cache::synthesize_impl(const circuit& circ, std::span<fr>
         std::vector<fr> w = synthesize_witness(circ, s.take_spare());
         matrices->evaluate(w, a, b, c_out);
         out.output.public_inputs = public_inputs_of(shape, w);
-        s.give_spare(std::move(w));
+        finish_assignment(out, std::move(w));
         const std::optional<std::size_t> bad =
             check ? first_unsatisfied_row(a, b, c_out) : std::nullopt;
         lock.lock();

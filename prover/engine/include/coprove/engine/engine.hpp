@@ -1,7 +1,7 @@
 // The engine: proves jobs (a circuit, its size, a number of partitions, a seed) by driving every
 // partition through the pipeline GPU slot -> memory reservation -> pinned buffers -> synthesis ->
-// GPU worker -> evaluation record, with C++20 coroutines on a control executor, and releases in
-// reverse. It owns the memory plan, the pinned pool, the PCE cache and the dispatch state; the
+// GPU worker (the quotient h) -> Groth16 proof with the circuit's key (verified before it is
+// returned), with C++20 coroutines on a control executor, and releases in reverse. It owns the memory plan, the pinned pool, the PCE cache and the dispatch state; the
 // compute backend is chosen by the caller. This is the in-process async API (Asio completion
 // tokens: use_awaitable, use_future, callbacks, deferred).
 #pragma once
@@ -11,6 +11,8 @@
 #include <coprove/engine/engine_report.hpp>
 #include <coprove/field/evaluation.hpp>
 #include <coprove/engine/memory_plan.hpp>
+#include <coprove/groth16/keys.hpp>
+#include <coprove/groth16/proof.hpp>
 #include <coprove/r1cs/pce.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -46,9 +48,10 @@ using r1cs::pce_policy;
 enum class engine_errc {
   synthesis_failed = 1,  ///< a circuit or the PCE threw while filling a, b, c
   backend_failed,        ///< the compute backend refused or failed the quotient
-  verification_failed,   ///< an evaluation record did not verify
+  verification_failed,   ///< an evaluation record or a proof did not verify
   shut_down,             ///< the engine stopped before the job finished
   unknown_job,           ///< no job has this id
+  proving_failed,        ///< the proof could not be made (e.g. the assignment does not satisfy the circuit)
 };
 const std::error_category& engine_category() noexcept;
 std::error_code make_error_code(engine_errc e) noexcept;
@@ -68,6 +71,22 @@ struct prove_request {
 /// engine_config::backend_spmv); or, given empty b and c, needs_abc, having written nothing.
 using synthesizer_fn = std::function<deferred_synthesis(const prove_request& request, std::size_t partition,
                                                         std::span<fr> a, std::span<fr> b, std::span<fr> c)>;
+
+/// What a partition's result is.
+enum class result_kind {
+  proof,              ///< a Groth16 proof with the circuit's key, verified before it is returned
+  evaluation_record,  ///< only the quotient's evaluation record: binds nothing (quotient benchmarks)
+};
+std::string_view to_string(result_kind kind) noexcept;
+
+/// A circuit's Groth16 proving key as the engine proves with it: one per circuit and size, shared
+/// by every partition and charged in the memory plan.
+struct circuit_keys {
+  std::string circuit;  ///< a built-in circuit's name (r1cs::make_circuit)
+  unsigned log_constraints = 0;
+  std::shared_ptr<const groth16::proving_key> pk;
+  std::string source;  ///< where it came from, for the report (a directory, "development key ...")
+};
 
 struct engine_config {
   dispatch_policy policy = dispatch_policy::semaphore;
@@ -120,6 +139,17 @@ struct engine_config {
   /// and c late when the synthesizer answers needs_abc. Needs synthesizer and backend_spmv; the
   /// engine refuses the configuration otherwise.
   bool synthesizer_sends_assignment = false;
+  /// Proofs (the default) or, configured and said at warning once, evaluation records only.
+  result_kind results = result_kind::proof;
+  /// The proving keys, one per circuit and size the engine proves; with results = proof a request
+  /// for a circuit and size without one is refused at submission. Checked against their circuits
+  /// at construction (counts), charged in the memory plan.
+  std::vector<circuit_keys> keys;
+  /// Set: each proof's blinding r, s is derived from this seed, the request and the partition
+  /// (the same proof on every backend and run: for tests that compare backends). Said at warning
+  /// once; anyone who knows the seed learns the witness from the proof. Unset (the default): r and
+  /// s come from the operating system's CSPRNG and are wiped after use.
+  std::optional<std::uint64_t> insecure_proof_seed;
 };
 
 /// Nanoseconds per stage of one partition. queue_wait: submission to admission; gpu_queue:
@@ -130,12 +160,19 @@ struct partition_timings {
                 total_ns = 0;
   std::uint64_t gpu_queue_ns = 0, evaluation_ns = 0;
   std::uint64_t spmv_ns = 0;  ///< the backend's A w, B w, C w (0 when a, b, c came from the host)
+  std::uint64_t prove_ns = 0;         ///< the proof's MSMs and blinding, on the CPU
+  std::uint64_t proof_verify_ns = 0;  ///< the pairing check of the proof before it is returned
 };
 
 struct partition_result {
   std::size_t index = 0;
+  /// The quotient stage's check (h(zeta) Z(zeta) = a(zeta) b(zeta) - c(zeta)); not a proof.
   evaluation_record record;
-  bool verified = false;
+  /// With result_kind::proof: the Groth16 proof and the public inputs it proves (without the
+  /// constant one), checked against the key's verifying key before it is returned.
+  std::optional<groth16::proof> proof;
+  std::vector<fr> public_inputs;
+  bool verified = false;  ///< the proof (or, for records, the record) verified
   bool is_pinned = false;
   bool pce_used = false;
   bool spmv_on_backend = false;  ///< only the assignment was sent; the backend evaluated A, B, C
@@ -150,6 +187,8 @@ struct prove_result {
   prove_request request;
   std::vector<partition_result> partitions;  ///< by partition index
   std::uint64_t total_ns = 0;
+  result_kind kind = result_kind::proof;
+  std::string vk_sha256;  ///< proofs: SHA-256 of the verifying key (bellman's vk bytes), hex
   boost::json::object to_json() const;
 };
 

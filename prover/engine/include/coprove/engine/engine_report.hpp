@@ -80,7 +80,8 @@ struct engine_report {
   double gpu_busy_fraction = 0;  ///< the mean of the per-device fractions
   std::vector<double> gpu_busy_fraction_per_device;
   double h2d_gb_per_s = 0;
-  /// queue_wait, synthesis, gpu_queue, h2d, spmv, gpu_compute, d2h, evaluation, total.
+  /// queue_wait, synthesis, gpu_queue, h2d, spmv, gpu_compute, d2h, evaluation, prove,
+  /// proof_verify, total.
   std::map<std::string, stage_summary> stages;
   memory_plan plan;
 

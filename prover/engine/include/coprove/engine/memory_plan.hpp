@@ -36,6 +36,9 @@ struct memory_plan_input {
   /// records a PCE); more of them wait for the pool.
   std::size_t full_input_slots = 0;
   std::size_t backend_bytes = 0;  ///< host memory the compute backend holds (host_working_bytes)
+  std::size_t key_bytes = 0;      ///< the proving keys held (groth16::proving_key::bytes, summed)
+  /// Per partition in flight: the proof's MSM working memory (groth16::estimate_prove_working_set).
+  std::size_t proving_working_set_bytes = 0;
 };
 
 /// The input filled from a circuit's shape: n, the PCE and working-set estimates.
@@ -60,8 +63,11 @@ struct memory_plan {
   std::size_t synthesis_working_set_bytes = 0;  ///< per synthesis
   std::size_t synthesis_bytes = 0;              ///< working set x concurrency
   std::size_t backend_bytes = 0;                ///< the compute backend's host memory
+  std::size_t key_bytes = 0;                    ///< the proving keys
+  std::size_t proving_working_set_bytes = 0;    ///< per partition in flight
+  std::size_t proving_bytes = 0;                ///< proving working set x pinned slots
   std::size_t margin_bytes = 0;
-  std::size_t total_bytes = 0;     ///< pinned pool + PCE + synthesis + backend + margin
+  std::size_t total_bytes = 0;     ///< pinned pool + PCE + synthesis + backend + keys + proving + margin
   std::size_t headroom_bytes = 0;  ///< budget - total (0 when it does not fit)
 
   bool fits() const noexcept { return total_bytes <= budget_bytes; }

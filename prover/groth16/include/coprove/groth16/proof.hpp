@@ -16,6 +16,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace coprove::groth16 {
@@ -41,6 +42,12 @@ std::array<std::uint8_t, proof_bytes> encode_proof(const proof& p);
 /// Decodes and checks the 192 bytes (each point canonical, on the curve, in the subgroup, and not
 /// the identity, as bellman's Proof::read requires); throws proof_format_error.
 proof decode_proof(std::span<const std::uint8_t> bytes);
+
+/// The 192 bytes as 384 lower-case hex digits (the form reports and HTTP results carry).
+std::string encode_proof_hex(const proof& p);
+/// The proof of 384 hex digits (either case), checked as decode_proof does; throws
+/// proof_format_error naming a wrong length or a non-hex digit.
+proof decode_proof_hex(std::string_view hex);
 
 /// {"pi_a", "pi_b", "pi_c", "protocol": "groth16", "curve": "bls12381"}.
 boost::json::object proof_to_snarkjs_json(const proof& p);

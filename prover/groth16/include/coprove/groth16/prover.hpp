@@ -33,6 +33,10 @@ proof prove(const proving_key& pk, std::span<const field::fr> assignment, std::s
 proof prove_with_blinding(const proving_key& pk, std::span<const field::fr> assignment,
                           std::span<const field::fr> h, const field::fr& r, const field::fr& s);
 
+/// The bytes prove() allocates besides its inputs and the key, at most (the MSMs' canonical
+/// scalars, digits and buckets, one MSM at a time), for a memory plan.
+std::size_t estimate_prove_working_set(std::size_t num_variables, std::size_t domain_size) noexcept;
+
 /// The n coefficients of (A B - C) / Z from the evaluations a, b, c on the domain (each of its
 /// size), by field::compute_quotient; the last is zero when a * b = c holds on every row.
 std::vector<field::fr> quotient_coefficients(std::span<const field::fr> a, std::span<const field::fr> b,

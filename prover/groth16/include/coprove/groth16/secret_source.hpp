@@ -87,6 +87,9 @@ class secret_source {
   /// Deterministic draws from `seed`, for tests and benchmarks only: logs at warning (channel
   /// "groth16") that `purpose` uses an insecure seeded source.
   static secret_source insecure_seeded(std::uint64_t seed, std::string_view purpose);
+  /// The same without the warning, for a caller that said at warning once that it runs in the
+  /// insecure mode and derives one source per use from its seed (an engine: one per proof).
+  static secret_source insecure_seeded_announced(std::uint64_t seed);
 
   secret_source(secret_source&&) noexcept;
   secret_source& operator=(secret_source&&) noexcept;

@@ -72,6 +72,10 @@ struct deferred_synthesis {
   /// Called through synthesize_unless_building while the circuit's PCE is being built under
   /// `wait`: nothing was computed (the wait is counted); call again once notify_when_built fires.
   bool pce_building = false;
+  /// The assignment (one, inputs, auxiliaries) where it is not in `a` (matrices null) and the
+  /// caller asked to keep it; empty otherwise. With matrices set it is the first assignment_size
+  /// elements of `a`.
+  std::vector<fr> assignment;
 };
 
 /// The cache of PCEs by circuit id. Thread-safe; synthesize blocks (call it on a CPU thread).
@@ -104,9 +108,10 @@ class pce_cache {
   /// synthesize_deferred (defer_spmv) or synthesize (not), except that it never blocks on a build
   /// in progress: while the circuit's PCE is being built under `wait`, it returns at once with
   /// pce_building set. For callers that wait asynchronously (notify_when_built) instead of parking
-  /// a thread.
+  /// a thread. keep_assignment: where the assignment does not end up in `a`, it is returned in the
+  /// result's `assignment` (a prover needs it after the quotient).
   deferred_synthesis synthesize_unless_building(const circuit& c, std::span<fr> a, std::span<fr> b,
-                                                std::span<fr> c_out, bool defer_spmv);
+                                                std::span<fr> c_out, bool defer_spmv, bool keep_assignment = false);
 
   /// While the PCE of circuit_id is being built: keeps `ended` and returns true; it is called
   /// once, on the thread that ends the build (recorded, not kept, or failed), after the entry has
@@ -121,7 +126,7 @@ class pce_cache {
 
  private:
   deferred_synthesis synthesize_impl(const circuit& c, std::span<fr> a, std::span<fr> b, std::span<fr> c_out,
-                                     bool defer, bool block_on_build);
+                                     bool defer, bool block_on_build, bool keep_assignment);
 
  public:
   std::size_t capacity_bytes() const noexcept { return capacity_bytes_; }

@@ -76,6 +76,9 @@ class partition_observer {
   void device_started(std::size_t device);
   void device_done(const partition_ref& p, worker_ref w, std::uint64_t started, std::uint64_t finished,
                    const quotient_timings& t);
+  /// The proof made on the CPU (`cpu_lane`: its thread's trace lane) and then verified.
+  void proved(const partition_ref& p, std::uint32_t cpu_lane, std::uint64_t start, std::uint64_t proved,
+              std::uint64_t verified);
   /// A worker slot went idle while partitions waited behind a full depth: counted by cause.
   void slot_idle(worker_ref w);
   /// The partition gave everything back; `timings` null unless it verified.

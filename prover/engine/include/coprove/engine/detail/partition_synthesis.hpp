@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace coprove::engine::detail {
 
@@ -19,6 +20,8 @@ struct synthesis_outcome {
   r1cs::synthesis_output output;
   std::shared_ptr<const r1cs::pce_matrices> matrices;  ///< set: a holds the assignment, the backend does the SpMV
   std::size_t assignment_size = 0;
+  /// With results = proof, the assignment where it is not the start of `a` (matrices null).
+  std::vector<field::fr> assignment;
   bool needs_abc = false;     ///< leased a and h only, and the synthesis needs b and c
   bool pce_building = false;  ///< nothing ran: the circuit's PCE is being built under `wait`
   std::uint64_t start = 0, end = 0;

@@ -1,0 +1,228 @@
+// The engine's result is a Groth16 proof: every partition's proof verifies with the circuit's
+// verifying key against the public inputs of that partition's circuit (recomputed here from the
+// request), on the slow path, the PCE path with the SpMV on the backend and with it on the host;
+// the deterministic mode gives the same proof on every path; a request without a key, a key that
+// does not fit its circuit and a plan without room for the key are refused with the numbers; a
+// proof that cannot be made fails its job and gives everything back.
+#include <coprove/engine/engine.hpp>
+
+#include <coprove/engine/host_backend.hpp>
+#include <coprove/groth16/proof.hpp>
+#include <coprove/groth16/verifier.hpp>
+#include <coprove/r1cs/circuits.hpp>
+#include <coprove/r1cs/synthesis.hpp>
+#include <support/test_keys.hpp>
+
+#include <boost/asio/use_future.hpp>
+
+#include <catch2/catch.hpp>
+
+#include "engine_test_support.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+namespace groth16 = coprove::groth16;
+namespace r1cs = coprove::r1cs;
+namespace test = coprove::test;
+using namespace coprove::engine;
+using coprove::field::fr;
+
+engine_config proving_config(std::vector<std::pair<std::string, unsigned>> circuits = {{"mimc", 10}}) {
+  engine_config cfg;
+  cfg.max_log_constraints = 11;
+  cfg.synthesis_threads = 2;
+  cfg.memory_budget_bytes = std::size_t{1} << 30;
+  cfg.keys = test::test_keys(circuits);
+  return cfg;
+}
+
+std::unique_ptr<compute_backend> host(std::size_t slots = 2) { return make_host_backend(1, slots); }
+
+// The public inputs partition p of the request proves, from its circuit alone.
+std::vector<fr> expected_inputs(const prove_request& r, std::size_t p) {
+  const auto c = r1cs::make_circuit(r.circuit, r.log_constraints, r.seed, p);
+  return r1cs::public_inputs_of(c->shape(), r1cs::synthesize_witness(*c));
+}
+
+void require_proofs(const prove_result& result, const prove_request& r) {
+  const auto pvk = groth16::prepared_verifying_key::from(test::test_key(r.circuit, r.log_constraints)->vk);
+  REQUIRE(result.kind == result_kind::proof);
+  REQUIRE(result.vk_sha256.size() == 64);
+  REQUIRE(result.partitions.size() == r.partitions);
+  for (const auto& p : result.partitions) {
+    INFO("partition " << p.index);
+    REQUIRE(p.proof);
+    CHECK(p.verified);
+    CHECK(p.public_inputs == expected_inputs(r, p.index));
+    CHECK(groth16::verify(pvk, *p.proof, expected_inputs(r, p.index)).accepted);
+    CHECK(p.timings.prove_ns > 0);
+    // A proof is bound to its partition: another partition's inputs do not verify with it.
+    CHECK_FALSE(groth16::verify(pvk, *p.proof, expected_inputs(r, p.index + 1)).accepted);
+  }
+}
+
+TEST_CASE("every partition's result is a Groth16 proof that verifies with the circuit's key", "[engine][proof]") {
+  test::running_io io;
+  engine e(io.io.get_executor(), proving_config(), host());
+  const prove_request r = test::mimc_request(5, 10, 11);
+  auto [ec, result] = test::prove(e, r);
+  REQUIRE_FALSE(ec);
+  require_proofs(result, r);
+  // One partition recorded the PCE on the slow path, the others sent only the assignment.
+  CHECK(std::count_if(result.partitions.begin(), result.partitions.end(),
+                      [](const partition_result& p) { return !p.spmv_on_backend; }) == 1);
+  test::require_at_baseline(e);
+
+  const auto json = result.to_json();
+  CHECK(json.at("results").as_string() == "proof");
+  CHECK(json.at("vk_sha256").as_string() == result.vk_sha256);
+  const auto& first = json.at("partitions").as_array().at(0).as_object();
+  CHECK(groth16::decode_proof_hex(first.at("proof").as_string()) == *result.partitions[0].proof);
+  CHECK(groth16::public_inputs_from_snarkjs_json(first.at("public_inputs")) == result.partitions[0].public_inputs);
+  CHECK_FALSE(first.contains("record"));
+}
+
+TEST_CASE("the deterministic mode makes the same proof on the slow, PCE and host-SpMV paths", "[engine][proof]") {
+  const prove_request r = test::mimc_request(3, 10, 5);
+  auto run = [&](bool backend_spmv, std::optional<std::uint64_t> seed) {
+    test::running_io io;
+    engine_config cfg = proving_config();
+    cfg.backend_spmv = backend_spmv;
+    cfg.insecure_proof_seed = seed;
+    engine e(io.io.get_executor(), cfg, host());
+    auto [ec, result] = test::prove(e, r);
+    REQUIRE_FALSE(ec);
+    require_proofs(result, r);
+    test::require_at_baseline(e);
+    return result;
+  };
+  const prove_result spmv_on_backend = run(true, 42);
+  const prove_result spmv_on_host = run(false, 42);
+  const prove_result other_seed = run(true, 43);
+  const prove_result random = run(true, std::nullopt);
+  for (std::size_t p = 0; p < r.partitions; ++p) {
+    INFO("partition " << p);
+    CHECK(*spmv_on_backend.partitions[p].proof == *spmv_on_host.partitions[p].proof);
+    CHECK(*spmv_on_backend.partitions[p].proof != *other_seed.partitions[p].proof);
+    CHECK(*spmv_on_backend.partitions[p].proof != *random.partitions[p].proof);
+  }
+  // One partition took the slow path in each run and the others the PCE, with the SpMV on the
+  // backend in the first run and on the host in the second: the same proofs on all three paths.
+  auto deferred = [](const prove_result& r) {
+    return std::count_if(r.partitions.begin(), r.partitions.end(),
+                         [](const partition_result& p) { return p.spmv_on_backend; });
+  };
+  CHECK(deferred(spmv_on_backend) == 2);
+  CHECK(deferred(spmv_on_host) == 0);
+}
+
+TEST_CASE("a request without a proving key is refused at submission, naming the keys there are", "[engine][proof]") {
+  test::running_io io;
+  engine e(io.io.get_executor(), proving_config({{"mimc", 10}, {"merkle", 10}}), host());
+  try {
+    e.submit(test::mimc_request(1, 11, 1));
+    FAIL("submitted");
+  } catch (const std::invalid_argument& error) {
+    const std::string what = error.what();
+    CHECK(what.find("no proving key for mimc/11") != std::string::npos);
+    CHECK(what.find("mimc/10") != std::string::npos);
+    CHECK(what.find("merkle/10") != std::string::npos);
+  }
+  test::require_at_baseline(e);
+}
+
+TEST_CASE("the engine refuses keys that do not fit, and a proving engine without keys", "[engine][proof]") {
+  test::running_io io;
+  auto refused = [&](engine_config cfg, const std::string& expected) {
+    try {
+      engine e(io.io.get_executor(), std::move(cfg), host());
+      FAIL("constructed");
+    } catch (const std::invalid_argument& error) {
+      CHECK(std::string(error.what()).find(expected) != std::string::npos);
+    }
+  };
+  engine_config none = proving_config();
+  none.keys.clear();
+  refused(none, "results = proof needs the proving key");
+
+  engine_config wrong_size = proving_config();
+  wrong_size.keys[0].log_constraints = 11;  // a 2^10 key named as the 2^11 circuit's
+  refused(wrong_size, "the key is for a domain of 1024 rows");
+
+  engine_config other_circuit = proving_config();
+  other_circuit.keys = {{"merkle", 10, test::test_key("mimc", 10), "mislabelled"}};
+  refused(other_circuit, "mislabelled");
+
+  engine_config twice = proving_config();
+  twice.keys.push_back(twice.keys[0]);
+  refused(twice, "given twice");
+
+  engine_config records = proving_config();
+  records.results = result_kind::evaluation_record;
+  refused(records, "results = evaluation_record makes no proofs");
+}
+
+TEST_CASE("the memory plan charges the proving keys and the proofs' working sets", "[engine][proof]") {
+  test::running_io io;
+  engine_config cfg = proving_config();
+  engine e(io.io.get_executor(), cfg, host());
+  CHECK(e.plan().key_bytes == test::test_key("mimc", 10)->bytes());
+  CHECK(e.plan().proving_working_set_bytes > 0);
+  CHECK(e.plan().proving_bytes == e.plan().proving_working_set_bytes * e.plan().pinned_slots);
+  CHECK(e.plan().describe().find("proving keys") != std::string::npos);
+
+  // A budget that holds everything but the key: refused, naming the key's bytes.
+  engine_config tight = proving_config();
+  tight.memory_budget_bytes = e.plan().total_bytes - e.plan().key_bytes / 2;
+  try {
+    engine refused(io.io.get_executor(), tight, host());
+    FAIL("constructed");
+  } catch (const memory_plan_error& error) {
+    CHECK(std::string(error.what()).find("proving keys " + std::to_string(e.plan().key_bytes)) != std::string::npos);
+  }
+}
+
+TEST_CASE("a proof that cannot be made fails its job and gives everything back", "[engine][proof]") {
+  test::running_io io;
+  // The synthesizer fills a, b and c with a row that is not satisfied: the quotient's last
+  // coefficient is not zero and the prover refuses (an invalid proof is never returned).
+  engine_config cfg = proving_config();
+  cfg.synthesizer_name = "unsatisfied rows";
+  cfg.synthesizer = [](const prove_request& r, std::size_t p, std::span<fr> a, std::span<fr> b, std::span<fr> c) {
+    const auto circ = r1cs::make_circuit(r.circuit, r.log_constraints, r.seed, p);
+    r1cs::deferred_synthesis d;
+    d.output = r1cs::synthesize_slow(*circ, a, b, c);
+    c[0] += fr::one();
+    return d;
+  };
+  engine e(io.io.get_executor(), cfg, host());
+  const auto id = e.submit(test::mimc_request(2, 10, 1));
+  auto [ec, partial] = e.async_await(id, boost::asio::use_future).get();
+  CHECK(ec == make_error_code(engine_errc::verification_failed));  // the evaluation record catches it first
+  test::require_at_baseline(e);
+
+  // Rows that hold but no assignment to prove with: the job fails saying so.
+  engine_config no_assignment = proving_config();
+  no_assignment.synthesizer_name = "a, b, c only";
+  no_assignment.synthesizer = [](const prove_request& r, std::size_t p, std::span<fr> a, std::span<fr> b,
+                                 std::span<fr> c) {
+    const auto circ = r1cs::make_circuit(r.circuit, r.log_constraints, r.seed, p);
+    r1cs::deferred_synthesis d;
+    d.output = r1cs::synthesize_slow(*circ, a, b, c);
+    return d;
+  };
+  engine e2(io.io.get_executor(), no_assignment, host());
+  const auto id2 = e2.submit(test::mimc_request(2, 10, 1));
+  auto [ec2, partial2] = e2.async_await(id2, boost::asio::use_future).get();
+  CHECK(ec2 == make_error_code(engine_errc::proving_failed));
+  const auto st = e2.status(id2);
+  REQUIRE(st);
+  CHECK(st->error.find("without the assignment") != std::string::npos);
+  test::require_at_baseline(e2);
+}
+
+}  // namespace
