@@ -22,6 +22,13 @@ std::string command_line::extra(const std::string& name, const std::string& fall
   return value;
 }
 
+std::vector<std::string> command_line::values(const std::string& name) const {
+  std::vector<std::string> out;
+  for (const auto& [key, v] : extras)
+    if (key == name) out.push_back(v);
+  return out;
+}
+
 bool command_line::has(const std::string& name) const {
   return std::any_of(extras.begin(), extras.end(), [&](const auto& e) { return e.first == name; });
 }

@@ -40,6 +40,8 @@ struct command_line {
   /// The value of an extra flag, or `fallback` when it was not given.
   std::string extra(const std::string& name, const std::string& fallback = {}) const;
   bool has(const std::string& name) const;
+  /// Every value of a repeatable extra flag, in command-line order.
+  std::vector<std::string> values(const std::string& name) const;
 };
 
 /// Parses argv (after the command word). Throws usage_error naming the flag or key at fault.

@@ -223,6 +223,11 @@ const std::vector<binding>& bindings() {
          c.log_level = level;
        },
        [](const app_config& c) { return json::value(c.log_level); }},
+      {{"keys.cache_dir", "key-cache", k::string, "\"\" ($XDG_CACHE_HOME/coprove/keys or ~/.cache/coprove/keys)",
+        "Where `run` and `serve` keep the development keys they make when no --keys directory is given (a "
+        "single-party setup by this machine, said at warning: for trying coprove out, not for production)."},
+       [](app_config& c, const json::value& v) { c.key_cache_dir = as_string(v, "keys.cache_dir"); },
+       [](const app_config& c) { return json::value(c.key_cache_dir); }},
       {{"log.json_file", "log-json", k::string, "\"\" (off)", "Also append every log record as a JSON line to this file."},
        [](app_config& c, const json::value& v) { c.log_json_file = as_string(v, "log.json_file"); },
        [](const app_config& c) { return json::value(c.log_json_file); }},
@@ -243,7 +248,7 @@ const std::vector<binding>& bindings() {
          c.workload.log_constraints = static_cast<unsigned>(as_unsigned(v, "workload.log_constraints", min_log_constraints, max_log_constraints));
        },
        [](const app_config& c) { return json::value(c.workload.log_constraints); }},
-      {{"workload.partitions", "partitions", k::unsigned_integer, "16", "Partitions per job."},
+      {{"workload.partitions", "partitions", k::unsigned_integer, "8", "Partitions per job."},
        [](app_config& c, const json::value& v) { c.workload.partitions = as_unsigned(v, "workload.partitions", 1, 1u << 20); },
        [](const app_config& c) { return json::value(c.workload.partitions); }},
       {{"workload.jobs", "jobs", k::unsigned_integer, "2",

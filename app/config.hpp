@@ -43,7 +43,7 @@ std::optional<backend_choice> parse_backend_choice(std::string_view name) noexce
 struct workload_config {
   std::string circuit = "mimc";
   unsigned log_constraints = 16;
-  std::size_t partitions = 16;
+  std::size_t partitions = 8;
   std::size_t jobs = 2;  ///< jobs submitted at once, each with its own seed (seed, seed + 1, ...)
   std::uint64_t seed = 1;
 };
@@ -73,6 +73,9 @@ struct app_config {
   /// The largest log size the memory plan is sized for; 0 = the workload's log_constraints.
   unsigned plan_log_constraints = 0;
   server_config server;
+  /// Where development keys are cached (made on first use when no --keys is given); empty =
+  /// $XDG_CACHE_HOME/coprove/keys or ~/.cache/coprove/keys.
+  std::string key_cache_dir;
 };
 
 /// The value kinds a key may hold; flags are converted to them.

@@ -1,14 +1,20 @@
-// `coprove run`: submits the workload's jobs to an engine on a single-threaded control
-// io_context, shows progress, re-verifies every evaluation record itself, prints the report and
-// writes it (with every record) as JSON and the Chrome trace when asked.
+// `coprove run`: proves the workload's jobs with an engine on a single-threaded control io_context
+// (keys from --keys directories, or the development key of the workload from the key cache), shows
+// progress, checks every partition's proof again itself (one batched pairing check), prints the
+// report and writes it (with every proof) as JSON, the proofs in snarkjs's JSON and the Chrome
+// trace when asked.
 #include "backend.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
 #include "report.hpp"
 
 #include "config.hpp"
+#include "engine_keys.hpp"
 #include <coprove/engine/engine.hpp>
-#include <coprove/field/evaluation.hpp>
+#include <coprove/groth16/key_files.hpp>
+#include <coprove/groth16/proof.hpp>
+#include <coprove/groth16/secret_source.hpp>
+#include <coprove/groth16/verifier.hpp>
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/spin_runner.hpp>
 #include <coprove/runtime/trace.hpp>
@@ -26,6 +32,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -39,7 +46,10 @@ namespace json = boost::json;
 namespace {
 
 const std::vector<extra_flag> run_flags = {
-    {"json", "PATH", "write the report, with every evaluation record, as JSON (check it with coprove verify)"},
+    {"json", "PATH", "write the report, with every proof, as JSON (check it with coprove verify --vk)"},
+    {"keys", "DIR", "prove with the keys `coprove setup` wrote to DIR (repeatable); without it, a development key "
+                    "from the key cache (keys.cache_dir), made there on first use"},
+    {"snarkjs", "DIR", "also write vk.json and proof_J_P.json / public_J_P.json per partition for snarkjs"},
     {"trace", "PATH", "write a Chrome trace of every stage (open in https://ui.perfetto.dev)"},
     {"progress", "MODE", "auto (an updating line on a terminal, a line per step otherwise), line, plain or none"},
 };
@@ -83,6 +93,29 @@ asio::awaitable<void> show_progress(engine::engine& engine, const std::vector<st
   if (interactive) std::fprintf(stderr, "\n");
 }
 
+// Writes vk.json and, per proved partition, proof_J_P.json and public_J_P.json into dir.
+std::size_t write_snarkjs_files(const std::filesystem::path& dir, const groth16::verifying_key& vk,
+                                const std::vector<job_outcome>& outcomes) {
+  std::filesystem::create_directories(dir);
+  groth16::write_verifying_key_json(vk, dir / "vk.json");
+  std::size_t written = 0;
+  auto write = [](const std::filesystem::path& path, const json::value& value) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << json::serialize(value) << "\n";
+    if (!out) throw std::runtime_error("cannot write '" + path.string() + "'");
+  };
+  for (const auto& outcome : outcomes) {
+    for (const auto& p : outcome.result.partitions) {
+      if (!p.proof) continue;
+      const std::string suffix = std::to_string(outcome.id) + "_" + std::to_string(p.index) + ".json";
+      write(dir / ("proof_" + suffix), groth16::proof_to_snarkjs_json(*p.proof));
+      write(dir / ("public_" + suffix), groth16::public_inputs_to_snarkjs_json(p.public_inputs));
+      ++written;
+    }
+  }
+  return written;
+}
+
 }  // namespace
 
 int run_command(const std::vector<std::string>& args) {
@@ -100,11 +133,19 @@ int run_command(const std::vector<std::string>& args) {
   }
   if (cl.has("json") && json_path.empty()) throw usage_error("coprove run: --json needs a path");
   if (cl.has("trace") && trace_path.empty()) throw usage_error("coprove run: --trace needs a path");
+  const std::string snarkjs_dir = cl.extra("snarkjs");
+  if (cl.has("snarkjs") && snarkjs_dir.empty()) throw usage_error("coprove run: --snarkjs needs a directory");
   init_logging(cfg);
+
+  const engine_keys keys = load_engine_keys(cl.values("keys"), cfg.key_cache_dir, cfg.workload.circuit,
+                                            cfg.workload.log_constraints, "run");
+  for (std::size_t i = 0; i < keys.keys.size(); ++i)
+    std::cerr << "coprove run: keys " << keys.keys[i].source << "\n";
 
   asio::io_context io(1);
   engine::engine_config engine_cfg = app::effective_engine_config(cfg);
   engine_cfg.trace = !trace_path.empty();
+  engine_cfg.keys = keys.keys;
   std::unique_ptr<engine::engine> engine = make_engine(io.get_executor(), cfg, engine_cfg, "coprove run");
 
   const auto& backend = engine->backend();
@@ -176,17 +217,47 @@ int run_command(const std::vector<std::string>& args) {
                                  engine->backend().completion_source());
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  // Every record is checked here again, from its five field elements alone, as `coprove verify`
-  // would: the run passes only if the records it reports verify.
+  // Every proof is checked here again with the workload's verifying key, all of them in one
+  // batched pairing check (each alone only when that fails), as `coprove verify` would: the run
+  // passes only if the proofs it reports verify.
   const std::size_t n = std::size_t{1} << cfg.workload.log_constraints;
+  const groth16::verifying_key* vk = nullptr;
+  std::string vk_sha256;
+  for (std::size_t i = 0; i < keys.keys.size(); ++i)
+    if (keys.keys[i].circuit == cfg.workload.circuit && keys.keys[i].log_constraints == cfg.workload.log_constraints) {
+      vk = &keys.keys[i].pk->vk;
+      vk_sha256 = keys.metadata[i].vk_sha256;
+    }
+  const auto pvk = groth16::prepared_verifying_key::from(*vk);
+  std::vector<groth16::proof> proofs;
+  std::vector<std::vector<field::fr>> inputs;
+  for (const auto& outcome : outcomes)
+    for (const auto& partition : outcome.result.partitions)
+      if (partition.proof) {
+        proofs.push_back(*partition.proof);
+        inputs.push_back(partition.public_inputs);
+      }
+  const auto verify_start = std::chrono::steady_clock::now();
+  auto randomness = groth16::secret_source::system();
+  const groth16::batch_verification checked = groth16::verify_batch(pvk, proofs, inputs, randomness);
+  const double verify_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - verify_start).count();
   std::size_t verified = 0;
   std::size_t mismatched = 0;
   json::array results;
   std::size_t cancelled = 0;
+  std::size_t proof_index = 0;
+  std::vector<std::string> rejected;
   for (const auto& outcome : outcomes) {
     std::size_t job_verified = 0;
     for (const auto& partition : outcome.result.partitions) {
-      const bool ok = field::verify(partition.record, n);
+      bool ok = false;
+      if (partition.proof) {
+        const auto& verdict = checked.verdicts[proof_index++];
+        ok = verdict.accepted;
+        if (!ok)
+          rejected.push_back("job " + std::to_string(outcome.id) + " partition " + std::to_string(partition.index) +
+                             ": " + verdict.reason);
+      }
       if (ok) ++job_verified;
       if (ok != partition.verified) ++mismatched;
     }
@@ -213,6 +284,11 @@ int run_command(const std::vector<std::string>& args) {
   report["failed"] = requested - verified - cancelled;
   report["cancelled"] = cancelled;
   report["engine_verified_mismatches"] = mismatched;
+  report["proof_check"] = json::object{{"proofs", proofs.size()},
+                                       {"accepted", verified},
+                                       {"batched", !checked.checked_one_by_one},
+                                       {"seconds", verify_s}};
+  report["keys"] = keys.to_json();
   report["wall_s"] = wall_s;
   report["config"] = app::to_json(cfg);
   report["results"] = std::move(results);
@@ -221,7 +297,11 @@ int run_command(const std::vector<std::string>& args) {
   for (const auto& outcome : outcomes) {
     if (outcome.error) std::cout << "  job " << outcome.id << " did not finish: " << outcome.message << "\n";
   }
+  for (const auto& line : rejected) std::cout << "  proof REJECTED: " << line << "\n";
   std::cout.flush();
+  std::cerr << "coprove run: " << verified << " of " << proofs.size()
+            << " partitions verified: proofs checked again with the verifying key (sha256 " << vk_sha256
+            << ") in one batch, " << verify_s * 1e3 << " ms\n";
 
   if (!json_path.empty()) {
     std::ofstream out(json_path, std::ios::binary | std::ios::trunc);
@@ -231,6 +311,17 @@ int run_command(const std::vector<std::string>& args) {
       return exit_failed;
     }
     std::cerr << "coprove run: report written to " << json_path << "\n";
+  }
+  if (!snarkjs_dir.empty()) {
+    try {
+      const std::size_t written = write_snarkjs_files(snarkjs_dir, *vk, outcomes);
+      std::cerr << "coprove run: vk.json and " << written << " proof/public pairs written to " << snarkjs_dir
+                << " (check one with: snarkjs groth16 verify " << snarkjs_dir << "/vk.json " << snarkjs_dir
+                << "/public_J_P.json " << snarkjs_dir << "/proof_J_P.json)\n";
+    } catch (const std::exception& e) {
+      std::cerr << "coprove run: --snarkjs: " << e.what() << "\n";
+      return exit_failed;
+    }
   }
   if (!trace_path.empty()) {
     if (auto* trace = engine->trace()) {
@@ -245,7 +336,7 @@ int run_command(const std::vector<std::string>& args) {
   const bool all_ok = verified == requested && mismatched == 0;
   if (!all_ok) {
     std::cerr << "coprove run: " << (requested - verified) << " of " << requested
-              << " partitions did not produce a verifying record\n";
+              << " partitions did not produce a verifying proof\n";
     return exit_failed;
   }
   return exit_ok;

@@ -1,9 +1,13 @@
 // `coprove serve`: the event-loop daemon. One io_context thread runs the engine's control state,
 // the HTTP service and the signal handling. SIGINT/SIGTERM: stop accepting, then drain (or cancel)
-// the jobs in flight, close the connections and exit 0.
+// the jobs in flight, close the connections and exit 0. Proves with the keys of --keys directories
+// (loaded at start, charged in the memory plan), or the development key of the workload's circuit
+// and size from the key cache; GET /v1/keys/{circuit}/{log_constraints}/vk serves their verifying
+// keys.
 #include "backend.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
+#include "engine_keys.hpp"
 
 #include <coprove/r1cs/circuits.hpp>
 #include "config.hpp"
@@ -27,6 +31,8 @@ namespace asio = boost::asio;
 int serve_command(const std::vector<std::string>& args) {
   const std::vector<extra_flag> flags = {
       {"trace", "PATH", "record a Chrome trace and write it here on shutdown"},
+      {"keys", "DIR", "prove with the keys `coprove setup` wrote to DIR (repeatable, one circuit and size each); "
+                      "without it, a development key for the workload's circuit and size from the key cache"},
   };
   const command_line cl = parse_command_line("serve", args, flags, true, 0);
   if (cl.help) {
@@ -56,9 +62,26 @@ int serve_command(const std::vector<std::string>& args) {
   service_cfg.defaults.partitions = cfg.workload.partitions;
   service_cfg.defaults.seed = cfg.workload.seed;
 
+  const std::vector<std::string> key_dirs = cl.values("keys");
+  const engine_keys keys = load_engine_keys(key_dirs, cfg.key_cache_dir, cfg.workload.circuit,
+                                            cfg.workload.log_constraints, "serve", key_dirs.empty());
+  std::string key_list;
+  for (const auto& k : keys.keys) {
+    key_list += (key_list.empty() ? "" : ", ") + k.circuit + "/" + std::to_string(k.log_constraints);
+    std::cerr << "coprove serve: keys " << k.source << "\n";
+  }
+
   asio::io_context io(1);
   engine::engine_config engine_cfg = app::effective_engine_config(cfg);
   engine_cfg.trace = !trace_path.empty();
+  engine_cfg.keys = keys.keys;
+  // The plan is sized for the largest circuit a key is for.
+  for (const auto& k : keys.keys) {
+    if (k.log_constraints > engine_cfg.max_log_constraints) {
+      engine_cfg.max_log_constraints = k.log_constraints;
+      engine_cfg.plan_circuit = k.circuit;
+    }
+  }
   std::unique_ptr<engine::engine> engine = make_engine(io.get_executor(), cfg, engine_cfg, "coprove serve");
 
   std::unique_ptr<service::http_service> service;
@@ -71,8 +94,7 @@ int serve_command(const std::vector<std::string>& args) {
   }
   service->start();
   std::cout << "coprove serve: listening on " << service->local_address() << " (backend "
-            << engine->backend().name() << ", jobs up to 2^" << engine->config().max_log_constraints
-            << " constraints, on shutdown " << (cfg.server.drain_on_shutdown ? "drain" : "cancel") << ")"
+            << engine->backend().name() << ", keys for " << key_list << ", on shutdown " << (cfg.server.drain_on_shutdown ? "drain" : "cancel") << ")"
             << std::endl;
 
   asio::signal_set signals(io, SIGINT, SIGTERM);

@@ -58,7 +58,8 @@ class scratch_dir {
   std::string path_;
 };
 
-/// A child process with stdout and stderr in files.
+/// A child process with stdout and stderr in files (in the test's scratch directory, where its
+/// XDG_CACHE_HOME points too).
 class child_process {
  public:
   child_process(const std::vector<std::string>& argv, const std::string& out_path, const std::string& err_path)
@@ -73,6 +74,9 @@ class child_process {
       ::dup2(in, 0);
       ::dup2(out, 1);
       ::dup2(err, 2);
+      // Caches (the development keys) in the test's scratch directory, never in the user's.
+      const std::string scratch = std::filesystem::path(out_path).parent_path().string();
+      ::setenv("XDG_CACHE_HOME", (scratch + "/cache").c_str(), 1);
       std::vector<char*> args;
       for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
       args.push_back(nullptr);

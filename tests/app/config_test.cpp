@@ -30,7 +30,7 @@ TEST_CASE("the defaults are the README's main job", "[app][config][cpu]") {
   CHECK(cfg.backend == backend_choice::automatic);
   CHECK(cfg.workload.circuit == "mimc");
   CHECK(cfg.workload.log_constraints == 16);
-  CHECK(cfg.workload.partitions == 16);
+  CHECK(cfg.workload.partitions == 8);
   CHECK(cfg.workload.jobs == 2);
   CHECK(cfg.engine.policy == dispatch_policy::semaphore);
   CHECK(cfg.engine.pce == pce_policy::wait);

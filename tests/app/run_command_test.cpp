@@ -1,9 +1,9 @@
-// The coprove binary end to end on the CPU backend: `run` (exit status, report keys, every record
-// verified), `verify` on the written report and on tampered copies, `info`, and bad flags or
-// configuration exiting with status 2 and a message naming the field.
+// The coprove binary end to end on the CPU backend: `run` (exit status, report keys, every proof
+// verified by the binary, by `coprove verify`, by noble's pairing and by snarkjs; the development
+// key cached and reused; --keys from `coprove setup`), `info`, and bad flags or configuration
+// exiting with status 2 and a message naming the field. Tampered reports: verify_command_test.cpp.
 #include "app_test_support.hpp"
-
-#include <coprove/field/evaluation.hpp>
+#include "proof_report_support.hpp"
 
 using namespace coprove::test;
 namespace json = boost::json;
@@ -24,7 +24,8 @@ const json::value* find(const json::object& o, std::string_view dotted) {
 
 json::object run_small(const scratch_dir& dir, const std::string& report, std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {"run", "--backend", "host", "--log-constraints", "10", "--partitions", "3",
-                                   "--jobs", "2", "--json", report, "--progress", "plain", "--log-level", "warning"};
+                                   "--jobs", "2", "--json", report, "--progress", "plain", "--log-level", "warning",
+                                   "--key-cache", dir.file("keys")};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = run_coprove(args, dir);
   INFO(r.out << r.err);
@@ -34,17 +35,20 @@ json::object run_small(const scratch_dir& dir, const std::string& report, std::v
 
 }  // namespace
 
-TEST_CASE("coprove run proves, verifies every record and writes the report keys", "[app][run][cpu]") {
+TEST_CASE("coprove run proves, verifies every proof and writes the report keys", "[app][run][cpu]") {
   scratch_dir dir;
   const std::string report_path = dir.file("report.json");
   const std::string trace_path = dir.file("trace.json");
-  const json::object report = run_small(dir, report_path, {"--trace", trace_path});
+  const std::string cache = dir.file("keys");
+  const json::object report =
+      run_small(dir, report_path, {"--trace", trace_path, "--key-cache", cache, "--snarkjs", dir.file("snarkjs")});
 
   for (const char* key : {"backend", "partitions", "verified", "failed", "throughput_partitions_per_s",
                           "dispatch.policy", "dispatch.depth", "dispatch.max_in_flight",
                           "dispatch.max_concurrent_synthesis", "pinned_pool.allocator", "pinned_pool.allocations",
                           "pinned_pool.reuses", "pinned_pool.fallbacks", "pce.hits", "pce.slow_path",
-                          "gpu_busy_fraction", "memory_plan", "stages", "results"}) {
+                          "gpu_busy_fraction", "memory_plan", "memory_plan.key_bytes", "stages", "stages.prove",
+                          "proof_check.accepted", "keys", "results"}) {
     INFO(key);
     CHECK(find(report, key) != nullptr);
   }
@@ -52,17 +56,26 @@ TEST_CASE("coprove run proves, verifies every record and writes the report keys"
   CHECK(report.at("partitions").to_number<int>() == 6);
   CHECK(report.at("verified").to_number<int>() == 6);
   CHECK(report.at("failed").to_number<int>() == 0);
+  CHECK(find(report, "proof_check.accepted")->to_number<int>() == 6);
   CHECK(find(report, "dispatch.policy")->as_string() == "semaphore");
   CHECK(report.at("throughput_partitions_per_s").to_number<double>() > 0.0);
+  CHECK(find(report, "memory_plan.key_bytes")->to_number<std::size_t>() > 0);
+  const auto& key = report.at("keys").as_array().at(0).as_object();
+  CHECK(key.at("development").as_bool());
+  CHECK(key.at("circuit") == "mimc");
 
-  // The records in the report verify on their own, here as in `coprove verify`.
+  // Every partition carries a proof and its public inputs, bound to the verifying key's digest.
   const auto& results = report.at("results").as_array();
   REQUIRE(results.size() == 2);
   for (const auto& result : results) {
+    CHECK(result.at("results") == "proof");
+    CHECK(result.at("vk_sha256") == key.at("vk_sha256"));
     const auto& partitions = result.at("partitions").as_array();
     REQUIRE(partitions.size() == 3);
     for (const auto& p : partitions) {
-      CHECK(coprove::field::verify(coprove::field::record_from_json(p.at("record")), 1024));
+      CHECK(p.at("proof").as_string().size() == 384);
+      CHECK(p.at("public_inputs").is_array());
+      CHECK_FALSE(p.as_object().contains("record"));
     }
   }
 
@@ -70,49 +83,63 @@ TEST_CASE("coprove run proves, verifies every record and writes the report keys"
   CHECK(trace.as_object().contains("traceEvents"));
   CHECK(!trace.at("traceEvents").as_array().empty());
 
-  const auto verified = run_coprove({"verify", report_path}, dir);
+  // Our verifier, noble's pairing and snarkjs accept what the run wrote.
+  const std::string vk = cache + "/mimc-10/vk";
+  const auto verified = run_coprove({"verify", report_path, "--vk", vk}, dir);
   INFO(verified.out << verified.err);
   CHECK(verified.exit_code == 0);
-  CHECK(verified.out.find("6 of 6 records") != std::string::npos);
+  const auto noble = noble_verify_report(dir, report_path, vk);
+  INFO(noble.out << noble.err);
+  CHECK(noble.exit_code == 0);
+  const auto job = std::to_string(results[1].at("job_id").to_number<int>());
+  const auto snarkjs = run_process({require_node(dir), snarkjs_cli, "groth16", "verify", dir.file("snarkjs/vk.json"),
+                                    dir.file("snarkjs/public_" + job + "_2.json"),
+                                    dir.file("snarkjs/proof_" + job + "_2.json")},
+                                   dir);
+  INFO(snarkjs.out << snarkjs.err);
+  CHECK(snarkjs.exit_code == 0);
+  CHECK(snarkjs.out.find("OK") != std::string::npos);
+
+  // A second run reuses the cached development key: the same verifying key.
+  const json::object again = run_small(dir, dir.file("again.json"), {"--key-cache", cache});
+  CHECK(again.at("keys").as_array().at(0).at("vk_sha256") == key.at("vk_sha256"));
 }
 
-TEST_CASE("coprove verify fails a tampered report and names the partition", "[app][verify][cpu]") {
+TEST_CASE("coprove run --keys proves with the keys coprove setup wrote", "[app][run][keys][cpu]") {
   scratch_dir dir;
-  const std::string report_path = dir.file("report.json");
-  json::object report = run_small(dir, report_path);
+  const auto setup = run_coprove({"setup", "--circuit", "mimc", "--log-constraints", "10", "--out", dir.file("k10"),
+                                  "--insecure-seed", "5", "--log-level", "warning"},
+                                 dir);
+  INFO(setup.out << setup.err);
+  REQUIRE(setup.exit_code == 0);
+  const json::object report = run_small(dir, dir.file("report.json"), {"--keys", dir.file("k10")});
+  CHECK(report.at("verified").to_number<int>() == 6);
+  CHECK_FALSE(report.at("keys").as_array().at(0).at("development").as_bool());
+  CHECK(run_coprove({"verify", dir.file("report.json"), "--vk", dir.file("k10")}, dir).exit_code == 0);
+  const auto noble = noble_verify_report(dir, dir.file("report.json"), dir.file("k10/vk"));
+  INFO(noble.out << noble.err);
+  CHECK(noble.exit_code == 0);
 
-  SECTION("a changed h(zeta)") {
-    auto& record = report.at("results").as_array()[1].at("partitions").as_array()[2].at("record").as_object();
-    std::string h(record.at("h").as_string());
-    h.back() = h.back() == '1' ? '2' : '1';
-    record["h"] = h;
-    write_file(dir.file("tampered.json"), json::serialize(report));
-    const auto r = run_coprove({"verify", dir.file("tampered.json")}, dir);
-    CHECK(r.exit_code == 1);
-    CHECK(r.err.find("partition 2") != std::string::npos);
-    CHECK(r.err.find("does not verify") != std::string::npos);
-  }
-  SECTION("a missing partition") {
-    report.at("results").as_array()[0].at("partitions").as_array().pop_back();
-    write_file(dir.file("short.json"), json::serialize(report));
-    const auto r = run_coprove({"verify", dir.file("short.json")}, dir);
-    CHECK(r.exit_code == 1);
-    CHECK(r.err.find("2 of 3 partitions") != std::string::npos);
-  }
-  SECTION("a malformed field element") {
-    report.at("results").as_array()[0].at("partitions").as_array()[0].at("record").as_object()["zeta"] = "0xnothex";
-    write_file(dir.file("bad.json"), json::serialize(report));
-    const auto r = run_coprove({"verify", dir.file("bad.json")}, dir);
-    CHECK(r.exit_code == 1);
-    CHECK(r.err.find("partition 0") != std::string::npos);
-  }
-  SECTION("a file that is not a report") {
-    write_file(dir.file("other.json"), "{\"hello\": 1}");
-    CHECK(run_coprove({"verify", dir.file("other.json")}, dir).exit_code == 1);
-    write_file(dir.file("garbage.json"), "{not json");
-    CHECK(run_coprove({"verify", dir.file("garbage.json")}, dir).exit_code == 1);
-    CHECK(run_coprove({"verify", dir.file("missing.json")}, dir).exit_code == 2);
-  }
+  // Checked against another key, the same proofs fail, in our verifier and in noble's.
+  REQUIRE(run_coprove({"setup", "--circuit", "mimc", "--log-constraints", "10", "--out", dir.file("other"),
+                       "--insecure-seed", "6", "--log-level", "warning"},
+                      dir)
+              .exit_code == 0);
+  const auto wrong = run_coprove({"verify", dir.file("report.json"), "--vk", dir.file("other")}, dir);
+  CHECK(wrong.exit_code == 1);
+  CHECK(wrong.err.find("partition") != std::string::npos);
+  CHECK(noble_verify_report(dir, dir.file("report.json"), dir.file("other/vk")).exit_code == 1);
+
+  // Keys for another size: refused before any work, naming what is missing and how to make it.
+  const auto missing = run_coprove({"run", "--backend", "host", "--log-constraints", "11", "--partitions", "1",
+                                    "--jobs", "1", "--keys", dir.file("k10")},
+                                   dir);
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("no key for mimc/11") != std::string::npos);
+  CHECK(missing.err.find("coprove setup") != std::string::npos);
+  const auto absent = run_coprove({"run", "--backend", "host", "--log-constraints", "10", "--keys", dir.file("nothing")}, dir);
+  CHECK(absent.exit_code == 2);
+  CHECK(absent.err.find("nothing") != std::string::npos);
 }
 
 TEST_CASE("bad flags and configuration exit with status 2 naming the field", "[app][cli][cpu]") {
@@ -137,6 +164,7 @@ TEST_CASE("bad flags and configuration exit with status 2 naming the field", "[a
   expect_usage({"serve", "--listen", "nowhere"}, "server.listen");
   expect_usage({"frobnicate"}, "unknown command");
   expect_usage({"verify"}, "FILE");
+  expect_usage({"run", "--snarkjs"}, "--snarkjs");
 
   write_file(dir.file("unknown.json"), R"({"engine": {"depth": 4}})");
   expect_usage({"run", "--config", dir.file("unknown.json")}, "engine.depth");
@@ -195,14 +223,20 @@ TEST_CASE("coprove info reports the build, the backend and the memory plan", "[a
 
 TEST_CASE("coprove run with no flags proves the README's main job", "[app][run][slow][cpu]") {
   scratch_dir dir;
-  const auto r = run_coprove({"run", "--json", dir.file("report.json")}, dir, std::chrono::seconds(170));
+  // The key cache in the scratch directory (XDG_CACHE_HOME is where a user's run keeps it).
+  const auto r = run_coprove({"run", "--json", dir.file("report.json"), "--key-cache", dir.file("keys")}, dir,
+                             std::chrono::seconds(560));
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   // No GPU here: auto says so loudly instead of switching silently.
   if (r.err.find("no GPU found") != std::string::npos) CHECK(r.out.find("host") != std::string::npos);
   const auto report = json::parse(read_file(dir.file("report.json"))).as_object();
-  CHECK(report.at("partitions").to_number<int>() == 32);
-  CHECK(report.at("verified").to_number<int>() == 32);
+  CHECK(report.at("partitions").to_number<int>() == 16);
+  CHECK(report.at("verified").to_number<int>() == 16);
   CHECK(find(report, "workload.log_constraints")->to_number<int>() == 16);
-  CHECK(run_coprove({"verify", dir.file("report.json")}, dir).exit_code == 0);
+  const std::string vk = dir.file("keys/mimc-16/vk");
+  CHECK(run_coprove({"verify", dir.file("report.json"), "--vk", vk}, dir).exit_code == 0);
+  const auto noble = noble_verify_report(dir, dir.file("report.json"), vk);
+  INFO(noble.out << noble.err);
+  CHECK(noble.exit_code == 0);
 }

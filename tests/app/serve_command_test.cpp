@@ -1,9 +1,9 @@
-// `coprove serve` with a real client: curl over the Unix socket. Submit, await, cancel, status,
+// `coprove serve` with a real client: curl over the Unix socket. Submit, await (proofs that
+// `coprove verify` and snarkjs accept with the verifying key the service serves), cancel, status,
 // metrics, health; every bad input gets a 4xx JSON error and leaves the service serving with
 // nothing lost; SIGTERM with a job in flight drains (or cancels) it and exits 0.
 #include "app_test_support.hpp"
-
-#include <coprove/field/evaluation.hpp>
+#include "proof_report_support.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -65,11 +65,24 @@ class served {
   std::unique_ptr<child_process> process_;
 };
 
-// Every record of a result verifies and every partition is there.
-void check_result_verifies(const json::value& result, std::size_t partitions, std::size_t n) {
+// Every partition of a result is there with a proof that `coprove verify` accepts with the
+// verifying key the service serves for the job's circuit and size.
+void check_result_verifies(served& s, const json::value& result, std::size_t partitions) {
   const auto& parts = result.at("partitions").as_array();
   REQUIRE(parts.size() == partitions);
-  for (const auto& p : parts) CHECK(coprove::field::verify(coprove::field::record_from_json(p.at("record")), n));
+  for (const auto& p : parts) CHECK(p.at("proof").as_string().size() == 384);
+  const auto& request = result.at("request");
+  const auto vk = s.request("GET", "/v1/keys/" + std::string(request.at("circuit").as_string()) + "/" +
+                                       std::to_string(request.at("log_constraints").to_number<int>()) + "/vk");
+  REQUIRE(vk.status == 200);
+  static int count = 0;
+  const std::string tag = std::to_string(count++);
+  write_file(s.dir().file("vk" + tag), vk.body);
+  write_file(s.dir().file("result" + tag + ".json"), json::serialize(result));
+  const auto verified =
+      run_coprove({"verify", s.dir().file("result" + tag + ".json"), "--vk", s.dir().file("vk" + tag)}, s.dir());
+  INFO(verified.out << verified.err);
+  CHECK(verified.exit_code == 0);
 }
 
 // The engine holds nothing once idle: every GPU slot, reserved byte and pinned buffer is back.
@@ -96,8 +109,30 @@ TEST_CASE("serve: submit, await the result, status, health and metrics", "[app][
   const auto result = s.request("GET", "/v1/jobs/" + std::to_string(id) + "/result?wait=60");
   INFO(result.body);
   REQUIRE(result.status == 200);
-  check_result_verifies(result.json(), 3, 1024);
+  check_result_verifies(s, result.json(), 3);
   CHECK(result.json().at("request").at("seed").to_number<int>() == 5);
+
+  // snarkjs accepts a partition's proof with the verifying key served in its JSON form, and
+  // noble's pairing accepts all of them from the bellman bytes.
+  const auto vk_json = s.request("GET", "/v1/keys/mimc/10/vk?format=snarkjs");
+  REQUIRE(vk_json.status == 200);
+  CHECK(vk_json.json().at("curve") == "bls12381");
+  write_file(s.dir().file("vk.json"), vk_json.body);
+  const auto& part = result.json().at("partitions").as_array().at(1);
+  write_file(s.dir().file("proof.json"), json::serialize(part.at("proof_snarkjs")));
+  write_file(s.dir().file("public.json"), json::serialize(part.at("public_inputs")));
+  const auto snarkjs = run_process({require_node(s.dir()), snarkjs_cli, "groth16", "verify", s.dir().file("vk.json"),
+                                    s.dir().file("public.json"), s.dir().file("proof.json")},
+                                   s.dir());
+  INFO(snarkjs.out << snarkjs.err);
+  CHECK(snarkjs.exit_code == 0);
+  write_file(s.dir().file("bellman_vk"), s.request("GET", "/v1/keys/mimc/10/vk").body);
+  write_file(s.dir().file("result.json"), result.body);
+  const auto noble = noble_verify_report(s.dir(), s.dir().file("result.json"), s.dir().file("bellman_vk"));
+  INFO(noble.out << noble.err);
+  CHECK(noble.exit_code == 0);
+  CHECK(s.request("GET", "/v1/keys/mimc/11/vk").status == 404);
+  CHECK(s.request("GET", "/v1/keys/mimc/10/vk?format=pem").status == 400);
 
   const auto status = s.request("GET", "/v1/jobs/" + std::to_string(id));
   CHECK(status.status == 200);
@@ -114,8 +149,7 @@ TEST_CASE("serve: submit, await the result, status, health and metrics", "[app][
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   REQUIRE(saved.status == 200);
-  write_file(s.dir().file("result.json"), saved.body);
-  CHECK(run_coprove({"verify", s.dir().file("result.json")}, s.dir()).exit_code == 0);
+  check_result_verifies(s, saved.json(), 2);
 
   const auto service = s.request("GET", "/v1/status");
   REQUIRE(service.status == 200);
@@ -152,6 +186,10 @@ TEST_CASE("serve: every bad input gets a 4xx JSON error and the service keeps se
       {"POST", "/v1/jobs", std::string(R"({"priority": 1})"), 400, "unknown_field"},
       {"POST", "/v1/jobs", std::string(R"({"circuit": "sha256"})"), 422, "unknown_circuit"},
       {"POST", "/v1/jobs", std::string(R"({"log_constraints": 16})"), 422, "exceeds_memory_plan"},
+      {"POST", "/v1/jobs", std::string(R"({"circuit": "merkle"})"), 422, "no_key"},
+      {"GET", "/v1/keys/mimc/10", std::nullopt, 404, "not_found"},
+      {"GET", "/v1/keys/mimc/ten/vk", std::nullopt, 404, "unknown_key"},
+      {"POST", "/v1/keys/mimc/10/vk", std::nullopt, 405, "method_not_allowed"},
       {"POST", "/v1/jobs", std::string(R"({"log_constraints": 4})"), 422, "out_of_range"},
       {"POST", "/v1/jobs", std::string(R"({"partitions": 0})"), 422, "out_of_range"},
       {"POST", "/v1/jobs", std::string(R"({"partitions": 1000000})"), 422, "out_of_range"},
@@ -182,7 +220,7 @@ TEST_CASE("serve: every bad input gets a 4xx JSON error and the service keeps se
   const auto id = s.submit(R"({"partitions": 2})");
   const auto result = s.request("GET", "/v1/jobs/" + std::to_string(id) + "/result?wait=60");
   REQUIRE(result.status == 200);
-  check_result_verifies(result.json(), 2, 1024);
+  check_result_verifies(s, result.json(), 2);
   check_idle_and_whole(s);
   CHECK(s.request("GET", "/healthz").status == 200);
 }
@@ -213,8 +251,9 @@ TEST_CASE("serve: a cancelled job returns everything it held", "[app][serve][cpu
 
 TEST_CASE("serve: SIGTERM with a job in flight drains it and exits 0", "[app][serve][cpu]") {
   served s;
-  // Long enough to be in flight when the signal comes (a 2^10 partition takes about a millisecond).
-  const auto id = s.submit(R"({"partitions": 1500})");
+  // Long enough to be in flight when the signal comes (a 2^10 partition's proof takes tens of
+  // milliseconds on the CPU).
+  const auto id = s.submit(R"({"partitions": 60})");
   // A client waiting for the result while the service shuts down.
   child_process waiter({"curl", "-s", "--max-time", "120", "--unix-socket", s.socket(), "-o", s.dir().file("drained.json"),
                         "-w", "%{http_code}", "http://localhost/v1/jobs/" + std::to_string(id) + "/result?wait=120"},
@@ -226,7 +265,14 @@ TEST_CASE("serve: SIGTERM with a job in flight drains it and exits 0", "[app][se
   CHECK(s.process().wait(std::chrono::seconds(120)) == 0);
   CHECK(waiter.wait(std::chrono::seconds(30)) == 0);
   CHECK(waiter.out() == "200");
-  check_result_verifies(json::parse(read_file(s.dir().file("drained.json"))), 1500, 1024);
+  // The service is gone: the key is the one it cached in the scratch directory.
+  const json::value drained = json::parse(read_file(s.dir().file("drained.json")));
+  REQUIRE(drained.at("partitions").as_array().size() == 60);
+  write_file(s.dir().file("drained_check.json"), json::serialize(drained));
+  const auto verified = run_coprove(
+      {"verify", s.dir().file("drained_check.json"), "--vk", s.dir().file("cache/coprove/keys/mimc-10/vk")}, s.dir());
+  INFO(verified.out << verified.err);
+  CHECK(verified.exit_code == 0);
   CHECK_FALSE(std::filesystem::exists(s.socket()));
 }
 

@@ -165,6 +165,8 @@ boost::json::object prove_result::to_json() const {
     if (p.proof) {
       part["proof"] = groth16::encode_proof_hex(*p.proof);
       part["public_inputs"] = groth16::public_inputs_to_snarkjs_json(p.public_inputs);
+      // The same proof as snarkjs's proof.json, for `snarkjs groth16 verify` with the key's vk.json.
+      part["proof_snarkjs"] = groth16::proof_to_snarkjs_json(*p.proof);
     } else {
       part["record"] = field::to_json(p.record);
     }
@@ -268,6 +270,15 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   void wait_for_prewarm() { pool_->wait_idle(); }
 
   const memory_plan& plan() const noexcept { return plan_; }
+  const groth16::verifying_key* verifying_key(std::string_view circuit, unsigned log_constraints) const {
+    const auto it = keys_.find({std::string(circuit), log_constraints});
+    return it == keys_.end() ? nullptr : &it->second->keys.pk->vk;
+  }
+  std::vector<std::pair<std::string, unsigned>> key_ids() const {
+    std::vector<std::pair<std::string, unsigned>> out;
+    for (const auto& [id, entry] : keys_) out.push_back(id);
+    return out;
+  }
   const compute_backend& backend() const noexcept { return *backend_; }
   const engine_config& config() const noexcept { return config_; }
   std::size_t depth_per_device() const noexcept { return depth_; }
@@ -1364,6 +1375,12 @@ void engine::reset_report() { core_->reset_report(); }
 void engine::wait_for_prewarm() { core_->wait_for_prewarm(); }
 
 const memory_plan& engine::plan() const { return core_->plan(); }
+
+const groth16::verifying_key* engine::verifying_key(std::string_view circuit, unsigned log_constraints) const {
+  return core_->verifying_key(circuit, log_constraints);
+}
+
+std::vector<std::pair<std::string, unsigned>> engine::key_ids() const { return core_->key_ids(); }
 
 const compute_backend& engine::backend() const { return core_->backend(); }
 

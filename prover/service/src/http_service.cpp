@@ -7,6 +7,7 @@
 #include <coprove/r1cs/circuits.hpp>
 #include <coprove/engine/engine.hpp>
 #include <coprove/engine/memory_plan.hpp>
+#include <coprove/groth16/key_files.hpp>
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/metrics.hpp>
 
@@ -378,6 +379,29 @@ asio::awaitable<response> http_service::state::handle(const request& req) {
         break;
       }
       case endpoint::job_result: res = co_await job_result(r, version, keep_alive); break;
+      case endpoint::verifying_key: {
+        const groth16::verifying_key* vk = eng.verifying_key(r.circuit, r.log_constraints);
+        if (!vk) {
+          std::string have;
+          for (const auto& [circuit, log] : eng.key_ids())
+            have += (have.empty() ? "" : ", ") + circuit + "/" + std::to_string(log);
+          throw request_error(404, "unknown_key",
+                              "no key for " + r.circuit + "/" + std::to_string(r.log_constraints) +
+                                  " (keys: " + (have.empty() ? "none" : have) + ")");
+        }
+        if (r.snarkjs_format) {
+          res = json_response(200, groth16::verifying_key_to_snarkjs_json(*vk), version, keep_alive);
+        } else {
+          const std::vector<std::uint8_t> bytes = groth16::encode_verifying_key(*vk);
+          res = response{http::status::ok, version};
+          res.set(http::field::server, "coprove");
+          res.set(http::field::content_type, "application/octet-stream");
+          res.body().assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+          res.keep_alive(keep_alive);
+          res.prepare_payload();
+        }
+        break;
+      }
     }
     count_request(endpoint_label, res.result_int());
     co_return res;
@@ -414,6 +438,14 @@ response http_service::state::submit_job(const request& req) {
                         "field 'log_constraints' = " + std::to_string(parsed.log_constraints) +
                             " exceeds the memory plan, which is sized for at most " + std::to_string(plan_limit) +
                             " (engine.max_log_constraints)");
+  }
+  if (eng.config().results == engine::result_kind::proof &&
+      !eng.verifying_key(parsed.circuit, parsed.log_constraints)) {
+    std::string have;
+    for (const auto& [circuit, log] : eng.key_ids()) have += (have.empty() ? "" : ", ") + circuit + "/" + std::to_string(log);
+    throw request_error(422, "no_key",
+                        "no proving key for " + parsed.circuit + "/" + std::to_string(parsed.log_constraints) +
+                            " (the service has keys for " + have + "; start it with --keys DIR from coprove setup)");
   }
   prove_request request;
   request.circuit = parsed.circuit;

@@ -252,6 +252,32 @@ route parse_route(std::string_view method, std::string_view target, const reques
       return r;
     }
   }
+  constexpr std::string_view keys_prefix = "/v1/keys/";
+  if (path.substr(0, keys_prefix.size()) == keys_prefix) {
+    // /v1/keys/{circuit}/{log_constraints}/vk
+    const std::string_view rest = path.substr(keys_prefix.size());
+    const auto first = rest.find('/');
+    const auto second = first == std::string_view::npos ? first : rest.find('/', first + 1);
+    if (second != std::string_view::npos && rest.substr(second) == "/vk" && first > 0) {
+      const std::string_view log_text = rest.substr(first + 1, second - first - 1);
+      const auto log = parse_job_id(log_text);
+      if (!log || *log > 64)
+        throw request_error(404, "unknown_key", "no key for " + quoted(rest.substr(0, second)) +
+                                                    ": the size is a decimal log_constraints");
+      require_method(method, "GET", path);
+      r.target = endpoint::verifying_key;
+      r.circuit = std::string(rest.substr(0, first));
+      r.log_constraints = static_cast<unsigned>(*log);
+      if (query == "format=snarkjs") {
+        r.snarkjs_format = true;
+      } else if (!query.empty() && query != "format=bellman") {
+        throw request_error(400, "bad_query",
+                            "unknown query " + quoted(query) + " on " + quoted(path) +
+                                " (allowed: format=bellman, format=snarkjs)");
+      }
+      return r;
+    }
+  }
   throw request_error(404, "not_found", "no endpoint " + quoted(path));
 }
 
@@ -273,6 +299,7 @@ std::string_view endpoint_name(endpoint e) noexcept {
     case endpoint::service_status: return "service_status";
     case endpoint::metrics: return "metrics";
     case endpoint::health: return "health";
+    case endpoint::verifying_key: return "verifying_key";
   }
   return "unknown";
 }

@@ -280,6 +280,12 @@ class engine {
   /// that a measurement starts from a warm pool. Never call it on the control executor's thread.
   void wait_for_prewarm();
 
+  /// The verifying key of circuit/log_constraints among engine_config::keys; null when there is
+  /// none (or results are evaluation records).
+  const groth16::verifying_key* verifying_key(std::string_view circuit, unsigned log_constraints) const;
+  /// The circuits and sizes the engine has keys for.
+  std::vector<std::pair<std::string, unsigned>> key_ids() const;
+
   const memory_plan& plan() const;
   const compute_backend& backend() const;
   const engine_config& config() const;

@@ -48,13 +48,17 @@ struct request_limits {
 };
 
 /// The endpoints of the HTTP API.
-enum class endpoint { submit_job, job_status, job_result, cancel_job, service_status, metrics, health };
+enum class endpoint { submit_job, job_status, job_result, cancel_job, service_status, metrics, health, verifying_key };
 
 /// A parsed request line: which endpoint, and the job id and wait time where the endpoint has them.
 struct route {
   endpoint target = endpoint::health;
   std::uint64_t job_id = 0;
   double wait_seconds = 0.0;  // GET /v1/jobs/{id}/result?wait=SECONDS; 0 = answer at once
+  // GET /v1/keys/{circuit}/{log_constraints}/vk[?format=bellman|snarkjs]
+  std::string circuit;
+  unsigned log_constraints = 0;
+  bool snarkjs_format = false;
 };
 
 /// Parses a POST /v1/jobs body: a JSON object with optional fields circuit (string),
