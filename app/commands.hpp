@@ -12,6 +12,7 @@ std::string version();
 
 int run_command(const std::vector<std::string>& args);
 int serve_command(const std::vector<std::string>& args);
+int setup_command(const std::vector<std::string>& args);
 int verify_command(const std::vector<std::string>& args);
 int info_command(const std::vector<std::string>& args);
 

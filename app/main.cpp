@@ -1,7 +1,7 @@
 // coprove: keeps GPUs fed for zero-knowledge proving. `run` proves a batch workload and reports,
-// `serve` is the HTTP daemon, `verify` checks evaluation records, `info` describes the build,
-// the devices and the memory plan. Exit status: 0 success, 1 a failed job or record, 2 bad usage
-// or configuration.
+// `serve` is the HTTP daemon, `setup` makes a circuit's Groth16 keys, `verify` checks proofs
+// against a verifying key, `info` describes the build, the devices and the memory plan. Exit
+// status: 0 success, 1 a failed job, proof or record, 2 bad usage or configuration.
 #include "cli.hpp"
 #include "commands.hpp"
 
@@ -18,7 +18,8 @@ constexpr const char* usage_text =
     "commands:\n"
     "  run      prove a workload (default: mimc 2^16 constraints, 16 partitions, 2 jobs) and report\n"
     "  serve    HTTP/1.1 + JSON daemon (Unix socket by default)\n"
-    "  verify   check the evaluation records of a result or report file\n"
+    "  setup    make the Groth16 keys of a circuit into a key directory\n"
+    "  verify   check the proofs of a result or report file against a verifying key\n"
     "  info     version, build, backend, devices and the memory plan a configuration gets\n"
     "\n"
     "coprove <command> --help lists a command's flags; docs/CONFIG.md documents every key.\n";
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "run") return run_command(args);
     if (command == "serve") return serve_command(args);
+    if (command == "setup") return setup_command(args);
     if (command == "verify") return verify_command(args);
     if (command == "info") return info_command(args);
     if (command == "--help" || command == "-h" || command == "help") {

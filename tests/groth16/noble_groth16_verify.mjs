@@ -9,15 +9,17 @@
 // in the subgroup, not the identity), the input count matches the vk's ic (bellman's rule
 // public.length + 1 == ic.length), every input is below r, and
 //   e(-A, B) e(alpha, beta) e(IC(x), gamma) e(C, delta) == 1.
-// Exit status 2 when the files cannot be read.
+// Exit status 2 when the files cannot be read. parseVk and verify are exported for the other test
+// scripts (tests/app/noble_verify_report.mjs); importing the module runs nothing.
 import { bls12_381 } from '@noble/curves/bls12-381.js';
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 const { G1, G2 } = bls12_381;
 const { Fp12, Fr } = bls12_381.fields;
 
-function parseVk(bytes) {
+export function parseVk(bytes) {
   let offset = 0;
   const take = (n) => {
     if (offset + n > bytes.length) throw new Error('vk truncated at offset ' + offset);
@@ -36,7 +38,7 @@ function parseVk(bytes) {
   return vk;
 }
 
-function verify(vk, proofHex, publicInputs) {
+export function verify(vk, proofHex, publicInputs) {
   if (typeof proofHex !== 'string' || proofHex.length !== 384) return [false, 'proof is not 192 bytes'];
   let A, B, C;
   try {
@@ -68,21 +70,29 @@ function verify(vk, proofHex, publicInputs) {
   return [ok, ok ? '' : 'the pairing equation does not hold'];
 }
 
-let vk, cases;
-try {
-  vk = parseVk(new Uint8Array(readFileSync(process.argv[2])));
-  cases = JSON.parse(readFileSync(process.argv[3], 'utf8'));
-} catch (e) {
-  console.error('noble_groth16_verify: ' + e.message);
-  process.exit(2);
+export function nobleVersion() {
+  const require = createRequire(import.meta.url);
+  try {
+    return require('@noble/curves/package.json').version;
+  } catch {
+    return 'unknown';
+  }
 }
-const require = createRequire(import.meta.url);
-let version = 'unknown';
-try {
-  version = require('@noble/curves/package.json').version;
-} catch {}
-const results = cases.map((c) => {
-  const [accepted, reason] = verify(vk, c.proof, c.public);
-  return { name: c.name, accepted, reason };
-});
-console.log(JSON.stringify({ noble_version: version, results }));
+
+function main() {
+  let vk, cases;
+  try {
+    vk = parseVk(new Uint8Array(readFileSync(process.argv[2])));
+    cases = JSON.parse(readFileSync(process.argv[3], 'utf8'));
+  } catch (e) {
+    console.error('noble_groth16_verify: ' + e.message);
+    process.exit(2);
+  }
+  const results = cases.map((c) => {
+    const [accepted, reason] = verify(vk, c.proof, c.public);
+    return { name: c.name, accepted, reason };
+  });
+  console.log(JSON.stringify({ noble_version: nobleVersion(), results }));
+}
+
+if (process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))) main();

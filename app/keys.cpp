@@ -1,0 +1,466 @@
+// Making, reading and caching key directories (see keys.hpp).
+#include "keys.hpp"
+
+#include <coprove/field/sha256.hpp>
+#include <coprove/groth16/key_files.hpp>
+#include <coprove/groth16/secret_source.hpp>
+#include <coprove/r1cs/circuits.hpp>
+#include <coprove/runtime/log.hpp>
+
+#include <boost/json.hpp>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <system_error>
+#include <vector>
+
+namespace coprove::app {
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+
+std::string hex_digest(const field::sha256::digest& d) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (const std::byte b : d) {
+    out.push_back(digits[std::to_integer<unsigned>(b) >> 4]);
+    out.push_back(digits[std::to_integer<unsigned>(b) & 15]);
+  }
+  return out;
+}
+
+std::string hex_u64(std::uint64_t v) {
+  char text[19];
+  std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm parts{};
+  ::gmtime_r(&now, &parts);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
+  return text;
+}
+
+/// A directory path without a trailing separator, so that its filename() is the directory's name.
+fs::path normalized(const fs::path& dir) {
+  fs::path out = fs::absolute(dir).lexically_normal();
+  if (!out.has_filename() && out.has_parent_path()) out = out.parent_path();
+  return out;
+}
+
+/// key.json, one key a line so that a person can read it.
+void write_key_json(const key_metadata& m, const fs::path& path) {
+  json::object o;
+  o["format_version"] = m.format_version;
+  o["circuit"] = m.circuit;
+  o["log_constraints"] = m.log_constraints;
+  o["circuit_id"] = m.circuit_id;
+  o["structure_digest"] = hex_u64(m.structure_digest);
+  o["num_inputs"] = m.num_inputs;
+  o["num_aux"] = m.num_aux;
+  o["num_constraints"] = m.num_constraints;
+  o["domain_size"] = m.domain_size;
+  o["params_sha256"] = m.params_sha256;
+  o["vk_sha256"] = m.vk_sha256;
+  o["created"] = m.created;
+  if (m.insecure_seed) o["insecure_seed"] = *m.insecure_seed;
+  o["development"] = m.development;
+
+  std::string text = "{\n";
+  bool first = true;
+  for (const auto& [key, value] : o) {
+    if (!first) text += ",\n";
+    first = false;
+    text += "  " + json::serialize(json::string(key)) + ": " + json::serialize(value);
+  }
+  text += "\n}\n";
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.flush();
+  if (!out) throw key_dir_error("cannot write " + quoted(path));
+}
+
+std::string bad_field(const fs::path& file, std::string_view key, std::string_view what) {
+  return "key file " + quoted(file) + ": '" + std::string(key) + "' " + std::string(what);
+}
+
+std::uint64_t unsigned_field(const json::object& o, std::string_view key, const fs::path& file) {
+  const auto* v = o.if_contains(key);
+  if (v && v->is_uint64()) return v->get_uint64();
+  if (v && v->is_int64() && v->get_int64() >= 0) return static_cast<std::uint64_t>(v->get_int64());
+  throw key_dir_error(bad_field(file, key, "is missing or not a non-negative integer"));
+}
+
+std::string string_field(const json::object& o, std::string_view key, const fs::path& file) {
+  const auto* v = o.if_contains(key);
+  if (!v || !v->is_string()) throw key_dir_error(bad_field(file, key, "is missing or not a string"));
+  return std::string(v->get_string());
+}
+
+std::string sha256_field(const json::object& o, std::string_view key, const fs::path& file) {
+  std::string v = string_field(o, key, file);
+  const bool hex = v.size() == 64 && v.find_first_not_of("0123456789abcdef") == std::string::npos;
+  if (!hex) throw key_dir_error(bad_field(file, key, "is not 64 lowercase hex digits"));
+  return v;
+}
+
+/// Says what a non-empty directory holds, for the refusal to write a key into it.
+std::string what_it_holds(const fs::path& dir) {
+  if (!fs::exists(dir / key_json_file_name)) return "";
+  try {
+    const key_metadata m = read_key_metadata(dir);
+    return " (it holds the key of " + m.circuit_id + ", made " + m.created + ")";
+  } catch (const key_dir_error&) {
+    return " (it holds a key.json)";
+  }
+}
+
+/// Announces a development key, loudly: at warning and on stderr, whatever the log level.
+void announce_development_key(const key_set& keys) {
+  const std::string message = "using a DEVELOPMENT key for " + keys.metadata.circuit_id + " at " + quoted(keys.dir) +
+                              ": it was made by this machine alone (a single-party setup), so whoever ran it could "
+                              "forge proofs; NOT FOR PRODUCTION (make keys with coprove setup, or use a ceremony's)";
+  COPROVE_LOG(warning, "keys") << message;
+  std::cerr << "coprove: WARNING: " << message << "\n";
+}
+
+}  // namespace
+
+std::string file_sha256(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw key_dir_error("cannot open " + quoted(path));
+  field::sha256 hasher;
+  std::vector<char> buffer(std::size_t{1} << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    hasher.update(std::span<const std::byte>(reinterpret_cast<const std::byte*>(buffer.data()), got));
+  }
+  if (in.bad()) throw key_dir_error("cannot read " + quoted(path));
+  return hex_digest(hasher.finish());
+}
+
+std::string sha256_hex(std::span<const std::uint8_t> bytes) { return hex_digest(field::sha256::hash(std::as_bytes(bytes))); }
+
+std::string key_set::describe() const {
+  std::ostringstream out;
+  out << metadata.circuit_id << " key in " << quoted(dir);
+  if (development) out << " (development key: single-party setup on this machine, not for production)";
+  if (insecure) out << " (INSECURE: toxic waste from seed " << *metadata.insecure_seed << ")";
+  out << ": " << metadata.num_inputs - 1 << " public input(s), domain 2^" << log_constraints;
+  if (pk) out << ", " << (pk->bytes() + (1 << 19)) / (1 << 20) << " MiB of points";
+  out << ", loaded in " << load_seconds << " s";
+  return out.str();
+}
+
+void check_new_key_dir(const fs::path& dir) {
+  const fs::path target = normalized(dir);
+  std::error_code ec;
+  if (!fs::exists(target, ec)) return;
+  if (!fs::is_directory(target, ec)) throw key_dir_error(quoted(target) + " exists and is not a directory");
+  if (!fs::is_empty(target, ec)) {
+    throw key_dir_error("key directory " + quoted(target) + " is not empty" + what_it_holds(target) +
+                        "; a key is never overwritten: remove it or choose another directory");
+  }
+}
+
+key_set make_key_dir(const std::string& circuit, unsigned log_constraints, const fs::path& dir,
+                     const key_options& options) {
+  r1cs::validate_circuit_parameters(circuit, log_constraints);
+  const fs::path target = normalized(dir);
+  check_new_key_dir(target);
+  std::error_code ec;
+  const auto started = clock_type::now();
+  const auto report = [&](std::string name, clock_type::time_point since, std::string detail) {
+    if (options.progress) options.progress(key_stage{std::move(name), seconds_since(since), std::move(detail)});
+  };
+
+  auto secrets = options.insecure_seed
+                     ? groth16::secret_source::insecure_seeded(*options.insecure_seed,
+                                                               "the setup of " + circuit + "/" + std::to_string(log_constraints))
+                     : groth16::secret_source::system();
+
+  auto stage = clock_type::now();
+  const auto made = r1cs::make_circuit(circuit, log_constraints, 1, 0);
+  auto matrices = std::make_shared<r1cs::pce_matrices>(groth16::record_matrices(*made));
+  const groth16::key_shape shape = groth16::key_shape::of(*matrices);
+  report("matrices", stage,
+         std::to_string(matrices->num_rows) + " rows, " + std::to_string(matrices->num_inputs) + " inputs, " +
+             std::to_string(matrices->num_aux) + " auxiliaries, " + std::to_string(matrices->nonzeros()) + " non-zeros");
+
+  stage = clock_type::now();
+  auto pk = std::make_shared<groth16::proving_key>(groth16::setup(*matrices, secrets));
+  report("setup", stage, std::string(options.insecure_seed ? "toxic waste from an INSECURE seed" : "toxic waste from the system CSPRNG") +
+                             ", wiped; domain 2^" + std::to_string(log_constraints));
+
+  stage = clock_type::now();
+  fs::create_directories(target.parent_path(), ec);
+  if (ec) throw key_dir_error("cannot create " + quoted(target.parent_path()) + ": " + ec.message());
+  static std::atomic<unsigned> counter{0};
+  const fs::path partial = target.parent_path() / ("." + target.filename().string() + ".partial-" +
+                                                   std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  struct remove_on_failure {
+    fs::path path;
+    bool keep = false;
+    ~remove_on_failure() {
+      std::error_code ignored;
+      if (!keep) fs::remove_all(path, ignored);
+    }
+  } cleanup{partial};
+  fs::create_directory(partial, ec);
+  if (ec) throw key_dir_error("cannot create " + quoted(partial) + ": " + ec.message());
+
+  key_metadata m;
+  m.circuit = circuit;
+  m.log_constraints = log_constraints;
+  m.circuit_id = made->id();
+  m.structure_digest = made->structure_digest();
+  m.num_inputs = shape.num_inputs;
+  m.num_aux = shape.num_aux;
+  m.num_constraints = matrices->num_rows;
+  m.domain_size = shape.domain_size;
+  m.created = utc_now();
+  m.insecure_seed = options.insecure_seed;
+  m.development = options.development;
+  try {
+    groth16::write_params(*pk, shape, partial / params_file_name);
+    groth16::write_verifying_key(pk->vk, partial / vk_file_name);
+    groth16::write_verifying_key_json(pk->vk, partial / vk_json_file_name);
+  } catch (const groth16::key_file_error& e) {
+    throw key_dir_error(e.what());
+  }
+  m.params_sha256 = file_sha256(partial / params_file_name);
+  m.vk_sha256 = file_sha256(partial / vk_file_name);
+  write_key_json(m, partial / key_json_file_name);
+  // rename(2) replaces an empty directory and refuses a non-empty one, so a key another process
+  // put there meanwhile is kept.
+  fs::rename(partial, target, ec);
+  if (ec) throw key_dir_error("cannot move the new key into " + quoted(target) + ": " + ec.message());
+  cleanup.keep = true;
+  report("write", stage, "4 files in " + target.string());
+
+  key_set out;
+  out.circuit = circuit;
+  out.log_constraints = log_constraints;
+  out.pk = std::move(pk);
+  out.matrices = std::move(matrices);
+  out.dir = target;
+  out.metadata = std::move(m);
+  out.development = options.development;
+  out.insecure = options.insecure_seed.has_value();
+  out.load_seconds = seconds_since(started);
+  return out;
+}
+
+key_metadata read_key_metadata(const fs::path& dir) {
+  const fs::path file = dir / key_json_file_name;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw key_dir_error("cannot open key file " + quoted(file));
+  std::ostringstream text;
+  text << in.rdbuf();
+  boost::system::error_code ec;
+  const json::value doc = json::parse(text.str(), ec);
+  if (ec) throw key_dir_error("key file " + quoted(file) + " is not valid JSON: " + ec.message());
+  if (!doc.is_object()) throw key_dir_error("key file " + quoted(file) + " is not a JSON object");
+  const auto& o = doc.get_object();
+
+  key_metadata m;
+  m.format_version = static_cast<unsigned>(unsigned_field(o, "format_version", file));
+  if (m.format_version != key_format_version) {
+    throw key_dir_error("key file " + quoted(file) + " has format_version " + std::to_string(m.format_version) +
+                        "; this build reads version " + std::to_string(key_format_version));
+  }
+  m.circuit = string_field(o, "circuit", file);
+  m.log_constraints = static_cast<unsigned>(unsigned_field(o, "log_constraints", file));
+  m.circuit_id = string_field(o, "circuit_id", file);
+  const std::string digest = string_field(o, "structure_digest", file);
+  try {
+    std::size_t used = 0;
+    if (digest.rfind("0x", 0) != 0) throw std::invalid_argument("no 0x");
+    m.structure_digest = std::stoull(digest.substr(2), &used, 16);
+    if (used != digest.size() - 2) throw std::invalid_argument("trailing characters");
+  } catch (const std::exception&) {
+    throw key_dir_error(bad_field(file, "structure_digest", "is not a 0x-prefixed hex number"));
+  }
+  m.num_inputs = unsigned_field(o, "num_inputs", file);
+  m.num_aux = unsigned_field(o, "num_aux", file);
+  m.num_constraints = unsigned_field(o, "num_constraints", file);
+  m.domain_size = unsigned_field(o, "domain_size", file);
+  m.params_sha256 = sha256_field(o, "params_sha256", file);
+  m.vk_sha256 = sha256_field(o, "vk_sha256", file);
+  m.created = string_field(o, "created", file);
+  if (o.contains("insecure_seed")) m.insecure_seed = unsigned_field(o, "insecure_seed", file);
+  const auto* development = o.if_contains("development");
+  if (!development || !development->is_bool()) throw key_dir_error(bad_field(file, "development", "is missing or not a boolean"));
+  m.development = development->get_bool();
+  return m;
+}
+
+key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key>& expected) {
+  const auto started = clock_type::now();
+  const fs::path dir = normalized(dir_given);
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) throw key_dir_error("key directory " + quoted(dir) + " does not exist (coprove setup makes one)");
+  if (!fs::is_directory(dir, ec)) throw key_dir_error(quoted(dir) + " is not a key directory");
+  std::string missing;
+  for (const auto name : {params_file_name, vk_file_name, vk_json_file_name, key_json_file_name}) {
+    if (!fs::is_regular_file(dir / name, ec)) missing += (missing.empty() ? "'" : ", '") + std::string(name) + "'";
+  }
+  if (!missing.empty()) {
+    throw key_dir_error("key directory " + quoted(dir) + " is incomplete: " + missing +
+                        " missing (a key directory holds params, vk, vk.json and key.json, as coprove setup writes them)");
+  }
+
+  key_metadata m = read_key_metadata(dir);
+  const fs::path key_json = dir / key_json_file_name;
+  const std::string named = m.circuit + "/" + std::to_string(m.log_constraints);
+  if (expected && (expected->circuit != m.circuit || expected->log_constraints != m.log_constraints)) {
+    throw key_dir_error("key file " + quoted(key_json) + " is the key of " + named + ", not of " + expected->circuit +
+                        "/" + std::to_string(expected->log_constraints));
+  }
+  std::unique_ptr<r1cs::circuit> made;
+  try {
+    made = r1cs::make_circuit(m.circuit, m.log_constraints, 1, 0);
+  } catch (const std::invalid_argument& e) {
+    throw key_dir_error("key file " + quoted(key_json) + " names circuit " + named + ", which this build does not have: " +
+                        e.what());
+  }
+  if (made->id() != m.circuit_id) {
+    throw key_dir_error("key file " + quoted(key_json) + ": circuit_id '" + m.circuit_id + "' is not the id of " + named +
+                        " ('" + made->id() + "')");
+  }
+  if (made->structure_digest() != m.structure_digest) {
+    throw key_dir_error("key file " + quoted(key_json) + ": the key was made for " + m.circuit_id +
+                        " with structure digest " + hex_u64(m.structure_digest) + ", but this build's " + made->id() +
+                        " has " + hex_u64(made->structure_digest()) +
+                        ": the circuit has changed and the key cannot prove it (make the key again)");
+  }
+  auto matrices = std::make_shared<r1cs::pce_matrices>(groth16::record_matrices(*made));
+  const groth16::key_shape shape = groth16::key_shape::of(*matrices);
+  if (shape.num_inputs != m.num_inputs || shape.num_aux != m.num_aux || shape.domain_size != m.domain_size) {
+    throw key_dir_error("key file " + quoted(key_json) + ": its counts (" + std::to_string(m.num_inputs) + " inputs, " +
+                        std::to_string(m.num_aux) + " auxiliaries, domain " + std::to_string(m.domain_size) +
+                        ") are not those of " + made->id() + " (" + std::to_string(shape.num_inputs) + ", " +
+                        std::to_string(shape.num_aux) + ", " + std::to_string(shape.domain_size) + ")");
+  }
+
+  const fs::path params = dir / params_file_name;
+  const fs::path vk_path = dir / vk_file_name;
+  const fs::path vk_json = dir / vk_json_file_name;
+  std::shared_ptr<groth16::proving_key> pk;
+  groth16::verifying_key vk, vk_from_json;
+  try {
+    pk = std::make_shared<groth16::proving_key>(groth16::read_params(params, shape));
+    vk = groth16::read_verifying_key(vk_path, shape.num_inputs);
+  } catch (const groth16::key_file_error& e) {
+    throw key_dir_error(e.what());
+  }
+  try {
+    vk_from_json = groth16::read_verifying_key_json(vk_json);
+  } catch (const groth16::key_file_error& e) {
+    throw key_dir_error(e.what());
+  } catch (const std::exception& e) {
+    throw key_dir_error("key file " + quoted(vk_json) + ": " + e.what());
+  }
+  for (const auto& [path, recorded] : {std::pair{params, m.params_sha256}, std::pair{vk_path, m.vk_sha256}}) {
+    const std::string actual = file_sha256(path);
+    if (actual != recorded) {
+      throw key_dir_error("key file " + quoted(path) + " is not the file key.json describes (its SHA-256 is " + actual +
+                          ", key.json says " + recorded + "): it was changed or replaced");
+    }
+  }
+  if (vk != pk->vk) throw key_dir_error("key file " + quoted(vk_path) + " is not the verifying key in " + quoted(params));
+  // verification_key.json has no beta_g1 or delta_g1 (verification needs neither).
+  vk_from_json.beta_g1 = pk->vk.beta_g1;
+  vk_from_json.delta_g1 = pk->vk.delta_g1;
+  if (vk_from_json != pk->vk) {
+    throw key_dir_error("key file " + quoted(vk_json) + " is not the verifying key in " + quoted(params));
+  }
+
+  key_set out;
+  out.circuit = m.circuit;
+  out.log_constraints = m.log_constraints;
+  out.pk = std::move(pk);
+  out.matrices = std::move(matrices);
+  out.dir = dir;
+  out.development = m.development;
+  out.insecure = m.insecure_seed.has_value();
+  out.metadata = std::move(m);
+  out.load_seconds = seconds_since(started);
+  return out;
+}
+
+fs::path default_key_cache_dir() {
+  const auto absolute_env = [](const char* name) -> std::optional<fs::path> {
+    const char* value = std::getenv(name);
+    if (value == nullptr || *value == '\0' || value[0] != '/') return std::nullopt;
+    return fs::path(value);
+  };
+  if (const auto xdg = absolute_env("XDG_CACHE_HOME")) return *xdg / "coprove" / "keys";
+  if (const auto home = absolute_env("HOME")) return *home / ".cache" / "coprove" / "keys";
+  throw key_dir_error("no cache directory for development keys: neither XDG_CACHE_HOME nor HOME is an absolute path");
+}
+
+key_set development_keys(const std::string& circuit, unsigned log_constraints, const fs::path& cache_dir) {
+  r1cs::validate_circuit_parameters(circuit, log_constraints);
+  const fs::path dir = normalized(cache_dir / (circuit + "-" + std::to_string(log_constraints)));
+  const expected_key expected{circuit, log_constraints};
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    try {
+      key_set keys = read_key_dir(dir, expected);
+      announce_development_key(keys);
+      return keys;
+    } catch (const key_dir_error& e) {
+      COPROVE_LOG(warning, "keys") << "the cached development key " << quoted(dir) << " cannot be used (" << e.what()
+                                   << "); making a new one and keeping the old one as " << dir.string() << ".invalid";
+      fs::path aside = dir;
+      aside += ".invalid";
+      fs::remove_all(aside, ec);
+      fs::rename(dir, aside, ec);
+      if (ec) throw key_dir_error("cannot move the unusable development key " + quoted(dir) + " aside: " + ec.message());
+    }
+  } else {
+    COPROVE_LOG(warning, "keys") << "no development key for " << circuit << "/" << log_constraints << " in "
+                                 << quoted(cache_dir) << ": making one on this machine (a single-party setup)";
+  }
+  key_options options;
+  options.development = true;
+  options.progress = [](const key_stage& s) {
+    COPROVE_LOG(info, "keys") << "development key: " << s.name << " took " << s.seconds << " s (" << s.detail << ")";
+  };
+  key_set keys;
+  try {
+    keys = make_key_dir(circuit, log_constraints, dir, options);
+  } catch (const key_dir_error&) {
+    // Another process may have written the same key meanwhile; its key is as good as ours.
+    if (!fs::exists(dir / key_json_file_name, ec)) throw;
+    COPROVE_LOG(info, "keys") << "another process wrote " << quoted(dir) << " meanwhile; reading it";
+    keys = read_key_dir(dir, expected);
+  }
+  announce_development_key(keys);
+  return keys;
+}
+
+}  // namespace coprove::app
