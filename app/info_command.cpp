@@ -56,7 +56,10 @@ int info_command(const std::vector<std::string>& args) {
     info["worker_slots_per_device"] = backend->worker_slots_per_device();
     info["host_allocator"] = std::string(backend->make_host_allocator()->name());
     try {
-      engine = std::make_unique<engine::engine>(io.get_executor(), app::effective_engine_config(cfg), std::move(backend));
+      // The plan charges the workload's key at its estimated size; no key is made or loaded here.
+      engine::engine_config engine_cfg = app::effective_engine_config(cfg);
+      engine_cfg.planned_keys = {{cfg.workload.circuit, cfg.workload.log_constraints}};
+      engine = std::make_unique<engine::engine>(io.get_executor(), engine_cfg, std::move(backend));
       info["memory_plan"] = engine->plan().to_json();
       info["dispatch_depth_per_device"] = engine->depth_per_device();
       plan_text = engine->plan().describe();

@@ -68,7 +68,7 @@ TEST_CASE("coprove run proves, verifies every proof and writes the report keys",
   const auto& results = report.at("results").as_array();
   REQUIRE(results.size() == 2);
   for (const auto& result : results) {
-    CHECK(result.at("results") == "proof");
+    CHECK(result.at("result_kind") == "proof");
     CHECK(result.at("vk_sha256") == key.at("vk_sha256"));
     const auto& partitions = result.at("partitions").as_array();
     REQUIRE(partitions.size() == 3);

@@ -118,7 +118,8 @@ TEST_CASE("serve: submit, await the result, status, health and metrics", "[app][
   REQUIRE(vk_json.status == 200);
   CHECK(vk_json.json().at("curve") == "bls12381");
   write_file(s.dir().file("vk.json"), vk_json.body);
-  const auto& part = result.json().at("partitions").as_array().at(1);
+  const json::value result_json = result.json();
+  const auto& part = result_json.at("partitions").as_array().at(1);
   write_file(s.dir().file("proof.json"), json::serialize(part.at("proof_snarkjs")));
   write_file(s.dir().file("public.json"), json::serialize(part.at("public_inputs")));
   const auto snarkjs = run_process({require_node(s.dir()), snarkjs_cli, "groth16", "verify", s.dir().file("vk.json"),

@@ -78,7 +78,7 @@ TEST_CASE("every partition's result is a Groth16 proof that verifies with the ci
   test::require_at_baseline(e);
 
   const auto json = result.to_json();
-  CHECK(json.at("results").as_string() == "proof");
+  CHECK(json.at("result_kind").as_string() == "proof");
   CHECK(json.at("vk_sha256").as_string() == result.vk_sha256);
   const auto& first = json.at("partitions").as_array().at(0).as_object();
   CHECK(groth16::decode_proof_hex(first.at("proof").as_string()) == *result.partitions[0].proof);

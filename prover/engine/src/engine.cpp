@@ -181,7 +181,7 @@ boost::json::object prove_result::to_json() const {
   }
   boost::json::object out{{"job_id", job_id},
                           {"request", request_json(request)},
-                          {"results", std::string(to_string(kind))},
+                          {"result_kind", std::string(to_string(kind))},
                           {"total_ns", total_ns}};
   if (!vk_sha256.empty()) out["vk_sha256"] = vk_sha256;
   out["partitions"] = std::move(parts);
@@ -540,7 +540,16 @@ void engine_core::load_keys() {
       throw std::invalid_argument("engine_config.keys: given, but results = evaluation_record makes no proofs");
     return;
   }
-  if (config_.keys.empty())
+  for (const auto& [circuit, log] : config_.planned_keys) {
+    try {
+      validate_circuit_parameters(circuit, log);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("engine_config.planned_keys (" + key_name(circuit, log) + "): " + e.what());
+    }
+    const circuit_shape shape = make_circuit(circuit, log, 1, 0)->shape();
+    key_bytes_ += groth16::proving_key::estimate_bytes(shape.num_inputs, shape.num_aux, std::size_t{1} << log);
+  }
+  if (config_.keys.empty() && config_.planned_keys.empty())
     throw std::invalid_argument(
         "engine_config.keys: results = proof needs the proving key of every circuit and size it proves, and none "
         "is given (coprove setup makes one; or set results = evaluation_record)");

@@ -145,6 +145,10 @@ struct engine_config {
   /// for a circuit and size without one is refused at submission. Checked against their circuits
   /// at construction (counts), charged in the memory plan.
   std::vector<circuit_keys> keys;
+  /// Keys charged in the memory plan (at groth16::proving_key::estimate_bytes) without being given:
+  /// with `keys` empty the engine is built for its plan alone (`coprove info`) and refuses every
+  /// request for want of a key.
+  std::vector<std::pair<std::string, unsigned>> planned_keys;
   /// Set: each proof's blinding r, s is derived from this seed, the request and the partition
   /// (the same proof on every backend and run: for tests that compare backends). Said at warning
   /// once; anyone who knows the seed learns the witness from the proof. Unset (the default): r and
