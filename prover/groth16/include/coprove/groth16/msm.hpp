@@ -27,7 +27,7 @@ struct msm_options {
 };
 
 /// The widest window msm accepts (digits are stored as 16-bit signed values).
-inline constexpr unsigned msm_max_window_bits = 15;
+inline constexpr unsigned msm_max_window_bits = 16;
 
 /// The window width msm picks for `count` scalars other than 0 and 1.
 unsigned msm_default_window_bits(std::size_t count) noexcept;
