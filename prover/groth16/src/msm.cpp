@@ -222,6 +222,39 @@ std::size_t affine_batch_length(std::size_t bucket_count) noexcept {
   return std::clamp<std::size_t>(bucket_count / 4, 64, 2048);
 }
 
+/// A field inversion (Fermat) in mixed XYZZ additions of the curve (about 10 products of its
+/// field): some 570 Fq products in G1; in G2 the Fq2 inversion is one Fq inversion and a few Fq
+/// products, while an Fq2 product is about three Fq ones.
+template <class Curve>
+constexpr double inversion_cost = 57.0;
+template <>
+constexpr double inversion_cost<field::g2_curve> = 19.0;
+
+/// The window width for `count` scalars other than 0 and 1, given inversion_cost. The cost is
+/// counted in mixed XYZZ additions. Each window adds every point once: a mixed addition into
+/// XYZZ buckets; into affine buckets about 6 of the field's products, plus the batch's share of
+/// its inversion and the general additions of the points that overflow. The bucket reduction
+/// costs 2^(c-1) times a mixed and a general addition (about 2.4 mixed ones).
+unsigned default_window_bits(std::size_t count, double inversion) noexcept {
+  unsigned best = 1;
+  double best_cost = std::numeric_limits<double>::max();
+  for (unsigned c = 1; c <= msm_max_window_bits; ++c) {
+    const double buckets = static_cast<double>(std::size_t{1} << (c - 1));
+    double point_cost = 1.0;
+    if (c >= affine_bucket_min_window_bits) {
+      const double batch = static_cast<double>(affine_batch_length(std::size_t{1} << (c - 1)));
+      point_cost = 0.6 + inversion / batch + 0.5 * batch / (2 * buckets);
+    }
+    const double cost =
+        static_cast<double>(window_count(c)) * (static_cast<double>(count) * point_cost + 2.4 * buckets);
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = c;
+    }
+  }
+  return best;
+}
+
 template <class Curve, class Scalar>
 field::detail::jacobian_point<Curve> pippenger(std::span<const field::detail::affine_point<Curve>> bases,
                                                std::span<const Scalar> scalars, const msm_options& options) {
@@ -275,7 +308,7 @@ field::detail::jacobian_point<Curve> pippenger(std::span<const field::detail::af
   if (m == 0) return total.to_jacobian();
 
   // 2. Digits, window-major.
-  const unsigned c = options.window_bits != 0 ? options.window_bits : msm_default_window_bits(m);
+  const unsigned c = options.window_bits != 0 ? options.window_bits : default_window_bits(m, inversion_cost<Curve>);
   const unsigned windows = window_count(c);
   std::vector<std::int16_t> digits(static_cast<std::size_t>(windows) * m);
   field::parallel_for(0, m, [&](std::size_t lo, std::size_t hi) {
@@ -351,28 +384,11 @@ field::detail::jacobian_point<Curve> pippenger(std::span<const field::detail::af
 }  // namespace
 
 unsigned msm_default_window_bits(std::size_t count) noexcept {
-  // Cost in mixed XYZZ additions (about 10 field multiplications). Each window adds every point
-  // once: a mixed addition into XYZZ buckets; into affine buckets about 6 multiplications, plus
-  // the batch's share of its inversion (some 570 multiplications) and the general additions of the
-  // points whose bucket was already in the batch. The bucket reduction costs 2^(c-1) times a mixed
-  // and a general addition (about 2.4 mixed ones).
-  unsigned best = 1;
-  double best_cost = std::numeric_limits<double>::max();
-  for (unsigned c = 1; c <= msm_max_window_bits; ++c) {
-    const double buckets = static_cast<double>(std::size_t{1} << (c - 1));
-    double point_cost = 1.0;
-    if (c >= affine_bucket_min_window_bits) {
-      const double batch = static_cast<double>(affine_batch_length(std::size_t{1} << (c - 1)));
-      point_cost = 0.6 + 57.0 / batch + 0.5 * batch / (2 * buckets);
-    }
-    const double cost =
-        static_cast<double>(window_count(c)) * (static_cast<double>(count) * point_cost + 2.4 * buckets);
-    if (cost < best_cost) {
-      best_cost = cost;
-      best = c;
-    }
-  }
-  return best;
+  return default_window_bits(count, inversion_cost<field::g1_curve>);
+}
+
+unsigned msm_default_window_bits_g2(std::size_t count) noexcept {
+  return default_window_bits(count, inversion_cost<field::g2_curve>);
 }
 
 field::g1_jacobian msm(std::span<const field::g1_affine> bases, std::span<const field::fr> scalars,
