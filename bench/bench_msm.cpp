@@ -1,9 +1,15 @@
 // The CPU multi-scalar multiplication (groth16::msm) for G1 and G2 at 2^10..2^20 points, on one
 // thread and on all of them, with uniform scalars and with 0/1-heavy ones (45% zero, 45% one, the
 // rest uniform, as in circuits with boolean wires). Prints a table and, with --json PATH, writes
-// [{"group", "log_size", "threads", "scalars", "ms", "points_per_s", "peer_ms"}]. The peer column
-// is for blst's MSM built outside the repository; until it is wired in the bench says
-// "peer not found". Times are wall-clock medians of --reps runs after one warm-up.
+// [{"group", "log_size", "threads", "scalars", "ms", "points_per_s", "peer_ms", "ratio", "peer"}].
+//
+// The peer is blst's Pippenger (blst_p1s_mult_pippenger / blst_p2s_mult_pippenger, one thread),
+// built outside the repository and linked when CMake is configured with COPROVE_BLST_DIR (see
+// scripts/build_peers.sh); without it the peer column reads "peer not found". blst runs on the same
+// bases and scalars, converted to its types outside the timed region, and its sum must equal ours
+// at every size measured: the bench stops with status 2 otherwise. "ratio" is ours / blst, both on
+// one thread (the rows on more threads carry blst's one-thread time but no ratio). Times are
+// wall-clock medians of --reps runs after one warm-up, whose result is the one compared.
 #include <coprove/groth16/msm.hpp>
 
 #include <coprove/field/fr.hpp>
@@ -11,7 +17,13 @@
 #include <coprove/field/g2.hpp>
 #include <coprove/field/parallel.hpp>
 
+#include <coprove/field/encoding.hpp>
+
 #include "bench_support.hpp"
+
+#if defined(COPROVE_HAVE_BLST)
+#include <blst.h>
+#endif
 
 #include <boost/json.hpp>
 
@@ -19,6 +31,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -76,21 +89,141 @@ struct row {
   std::size_t threads;
   std::string scalars;
   double ms;
+  std::optional<double> peer_ms;  ///< blst, one thread, the same inputs
 };
 
-template <class Bases>
-double time_msm(const Bases& bases, const std::vector<field::fr>& scalars, int reps,
-                const groth16::msm_options& options) {
-  (void)groth16::msm(bases, scalars, options);  // warm-up (and pages faulted in)
+/// The median wall-clock time of `run` over `reps` runs after one warm-up, whose result goes to
+/// `first`; every later run must return the same (status 2 otherwise).
+template <class Run>
+double time_median(Run run, int reps, decltype(run())& first) {
+  first = run();
   std::vector<double> times;
   for (int r = 0; r < reps; ++r) {
     const auto start = std::chrono::steady_clock::now();
-    const auto result = groth16::msm(bases, scalars, options);
+    const auto result = run();
     const auto stop = std::chrono::steady_clock::now();
-    if (result.is_identity()) std::cerr << "bench_msm: unexpected identity\n";
+    if (!(result == first)) {
+      std::cerr << "bench_msm: two runs on the same input disagree\n";
+      std::exit(2);
+    }
     times.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
   }
   return coprove::bench::median(times);
+}
+
+/// groth16::msm's sum, affine, in the zcash uncompressed encoding blst also writes.
+template <class Bases>
+auto msm_encoded(const Bases& bases, const std::vector<field::fr>& scalars, const groth16::msm_options& options) {
+  return field::encode_uncompressed(groth16::msm(bases, scalars, options).to_affine());
+}
+
+#if defined(COPROVE_HAVE_BLST)
+constexpr bool peer_found = true;
+
+/// blst's functions for one group, and the size of its uncompressed encoding.
+template <class Affine>
+struct blst_group;
+template <>
+struct blst_group<blst_p1_affine> {
+  using point = blst_p1;
+  static constexpr std::size_t encoded_bytes = 96;
+  static constexpr auto deserialize = blst_p1_deserialize;
+  static constexpr auto scratch_sizeof = blst_p1s_mult_pippenger_scratch_sizeof;
+  static constexpr auto mult_pippenger = blst_p1s_mult_pippenger;
+  static constexpr auto serialize = blst_p1_serialize;
+};
+template <>
+struct blst_group<blst_p2_affine> {
+  using point = blst_p2;
+  static constexpr std::size_t encoded_bytes = 192;
+  static constexpr auto deserialize = blst_p2_deserialize;
+  static constexpr auto scratch_sizeof = blst_p2s_mult_pippenger_scratch_sizeof;
+  static constexpr auto mult_pippenger = blst_p2s_mult_pippenger;
+  static constexpr auto serialize = blst_p2_serialize;
+};
+
+/// blst's inputs for one MSM: its affine points and little-endian scalars, and the scratch space
+/// its Pippenger asks for. Made once per (group, size, scalars), outside the timed region.
+template <class Affine>
+struct blst_inputs {
+  std::vector<Affine> points;
+  std::vector<blst_scalar> scalars;
+  std::vector<limb_t> scratch;
+};
+
+template <class Affine, class Bases>
+blst_inputs<Affine> to_blst(const Bases& bases, const std::vector<field::fr>& scalars) {
+  using group = blst_group<Affine>;
+  blst_inputs<Affine> in;
+  in.points.resize(bases.size());
+  in.scalars.resize(scalars.size());
+  constexpr std::size_t chunk = 1 << 12;
+  field::parallel_for(0, (bases.size() + chunk - 1) / chunk, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo * chunk; i < std::min(bases.size(), hi * chunk); ++i) {
+      const auto bytes = field::encode_uncompressed(bases[i]);
+      if (group::deserialize(&in.points[i], bytes.data()) != BLST_SUCCESS) {
+        std::cerr << "bench_msm: blst rejects base " << i << "\n";
+        std::exit(2);
+      }
+      const auto limbs = scalars[i].to_canonical();
+      blst_scalar_from_uint64(&in.scalars[i], limbs.data());
+    }
+  });
+  const std::size_t scratch_bytes = group::scratch_sizeof(bases.size());
+  in.scratch.resize((scratch_bytes + sizeof(limb_t) - 1) / sizeof(limb_t));
+  return in;
+}
+
+/// blst's MSM of the bases and scalars, encoded as msm_encoded encodes ours.
+template <class Affine>
+std::array<std::uint8_t, blst_group<Affine>::encoded_bytes> blst_msm(blst_inputs<Affine>& in) {
+  using group = blst_group<Affine>;
+  // A null second pointer tells blst that the arrays are contiguous.
+  const Affine* points[2] = {in.points.data(), nullptr};
+  const byte* scalars[2] = {in.scalars.data()->b, nullptr};
+  typename group::point sum;
+  group::mult_pippenger(&sum, points, in.points.size(), scalars, 255, in.scratch.data());
+  std::array<std::uint8_t, group::encoded_bytes> out;
+  group::serialize(out.data(), &sum);
+  return out;
+}
+
+auto make_blst_inputs(const std::vector<field::g1_affine>& bases, const std::vector<field::fr>& scalars) {
+  return to_blst<blst_p1_affine>(bases, scalars);
+}
+auto make_blst_inputs(const std::vector<field::g2_affine>& bases, const std::vector<field::fr>& scalars) {
+  return to_blst<blst_p2_affine>(bases, scalars);
+}
+
+/// blst's one-thread time on these inputs; stops the bench (status 2) when its sum is not ours.
+template <class Bases>
+std::optional<double> time_peer(const Bases& bases, const std::vector<field::fr>& scalars, int reps,
+                                const char* group, unsigned log, const char* kind,
+                                const decltype(msm_encoded(bases, scalars, {}))& ours) {
+  auto in = make_blst_inputs(bases, scalars);
+  decltype(blst_msm(in)) theirs;
+  const double ms = time_median([&] { return blst_msm(in); }, reps, theirs);
+  if (theirs != ours) {
+    std::cerr << "bench_msm: blst and coprove disagree on " << group << " 2^" << log << " (" << kind
+              << " scalars)\n";
+    std::exit(2);
+  }
+  return ms;
+}
+#else
+constexpr bool peer_found = false;
+
+template <class Bases, class Encoded>
+std::optional<double> time_peer(const Bases&, const std::vector<field::fr>&, int, const char*, unsigned,
+                                const char*, const Encoded&) {
+  return std::nullopt;
+}
+#endif
+
+std::string fixed(double v, int decimals) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", decimals, v);
+  return text;
 }
 
 void usage() {
@@ -140,13 +273,23 @@ int main(int argc, char** argv) {
     for (const unsigned log : logs) {
       const std::size_t n = std::size_t{1} << log;
       const auto bases = make(n);
-      const auto uniform = coprove::bench::random_elements(n, 100 + log);
-      const auto boolean = boolean_heavy(n, 200 + log);
-      for (const std::size_t threads : {std::size_t{1}, all_threads}) {
-        field::set_parallelism(threads);
-        rows.push_back({name, log, threads, "uniform", time_msm(bases, uniform, reps, options)});
-        rows.push_back({name, log, threads, "0/1-heavy", time_msm(bases, boolean, reps, options)});
-        if (all_threads == 1) break;
+      const std::pair<const char*, std::vector<field::fr>> inputs[] = {
+          {"uniform", coprove::bench::random_elements(n, 100 + log)}, {"0/1-heavy", boolean_heavy(n, 200 + log)}};
+      for (const auto& [kind, scalars] : inputs) {
+        std::optional<double> peer_ms;
+        for (const std::size_t threads : {std::size_t{1}, all_threads}) {
+          field::set_parallelism(threads);
+          decltype(msm_encoded(bases, scalars, options)) ours;
+          const double ms = time_median([&] { return msm_encoded(bases, scalars, options); }, reps, ours);
+          if (threads == 1) {
+            field::set_parallelism(all_threads);  // for the conversion; blst's MSM is one thread
+            peer_ms = time_peer(bases, scalars, reps, name, log, kind, ours);
+          }
+          rows.push_back({name, log, threads, kind, ms, peer_ms});
+          std::fprintf(stderr, "bench_msm: %s 2^%u %s, %zu thread(s): %.2f ms (blst %s)\n", name, log, kind,
+                       threads, ms, peer_ms ? fixed(*peer_ms, 2).c_str() : "-");
+          if (all_threads == 1) break;
+        }
       }
       field::set_parallelism(all_threads);
     }
@@ -154,24 +297,31 @@ int main(int argc, char** argv) {
   run_group("g1", g1_logs, [](std::size_t n) { return make_bases<field::g1_curve>(n, 1); });
   run_group("g2", g2_logs, [](std::size_t n) { return make_bases<field::g2_curve>(n, 2); });
 
-  std::printf("bench_msm: groth16::msm on the CPU, %zu threads available, Fr path %s, median of %d, window %s\n",
-              all_threads, std::string(field::fr_multiply_path_name()).c_str(), reps,
-              options.window_bits == 0 ? "by size" : std::to_string(options.window_bits).c_str());
-  std::printf("%-5s %6s %8s %10s %12s %14s %16s\n", "group", "log2 n", "threads", "scalars", "ms",
-              "points/s", "peer (blst)");
+  std::printf("bench_msm: groth16::msm on the CPU, %zu threads available, Fq path %s, median of %d, window %s, "
+              "peer %s\n",
+              all_threads, std::string(field::to_string(field::active_fq_multiply_path())).c_str(), reps,
+              options.window_bits == 0 ? "by size" : std::to_string(options.window_bits).c_str(),
+              peer_found ? "blst (1 thread)" : "not found");
+  std::printf("%-5s %6s %8s %10s %12s %14s %14s %10s\n", "group", "log2 n", "threads", "scalars", "ms",
+              "points/s", "blst 1t ms", "ours/blst");
   boost::json::array json;
   for (const auto& r : rows) {
     const double rate = static_cast<double>(std::size_t{1} << r.log_size) / (r.ms / 1e3);
-    std::printf("%-5s %6u %8zu %10s %12.2f %14.0f %16s\n", r.group.c_str(), r.log_size, r.threads,
-                r.scalars.c_str(), r.ms, rate, "peer not found");
-    json.push_back(boost::json::object{{"group", r.group},
-                                       {"log_size", r.log_size},
-                                       {"threads", r.threads},
-                                       {"scalars", r.scalars},
-                                       {"ms", r.ms},
-                                       {"points_per_s", rate},
-                                       {"peer_ms", nullptr},
-                                       {"peer", "peer not found"}});
+    const bool compared = r.peer_ms && r.threads == 1;
+    const std::string peer = r.peer_ms ? fixed(*r.peer_ms, 2) : std::string("peer not found");
+    const std::string ratio = compared ? fixed(r.ms / *r.peer_ms, 2) : std::string();
+    std::printf("%-5s %6u %8zu %10s %12.2f %14.0f %14s %10s\n", r.group.c_str(), r.log_size, r.threads,
+                r.scalars.c_str(), r.ms, rate, peer.c_str(), ratio.c_str());
+    boost::json::object o{{"group", r.group},
+                          {"log_size", r.log_size},
+                          {"threads", r.threads},
+                          {"scalars", r.scalars},
+                          {"ms", r.ms},
+                          {"points_per_s", rate},
+                          {"peer", peer_found ? "blst" : "peer not found"}};
+    o["peer_ms"] = r.peer_ms ? boost::json::value(*r.peer_ms) : boost::json::value(nullptr);
+    o["ratio"] = compared ? boost::json::value(r.ms / *r.peer_ms) : boost::json::value(nullptr);
+    json.push_back(std::move(o));
   }
   if (!json_path.empty() && !coprove::bench::write_json_file(json_path, json, "bench_msm")) return 1;
   return 0;

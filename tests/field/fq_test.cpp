@@ -219,6 +219,45 @@ TEST_CASE("the portable and mulx/adx fq multiplications agree on random and edge
   CHECK(m1 * m1 == fq::one());
 }
 
+TEST_CASE("the double-width fq product and its reduction give the Montgomery product",
+          "[field][fq][fq2][cpu]") {
+#if defined(COPROVE_FQ_HAVE_ADX_PATH)
+  if (!field::fq_multiply_path_supported(field::fq_multiply_path::x86_64_adx)) {
+    WARN("this CPU lacks BMI2/ADX: the double-width product is not used");
+    return;
+  }
+  namespace detail = coprove::field::detail;
+  // Reduced edge values, unreduced sums of them (up to 2p - 2) and random values.
+  std::vector<limbs> inputs = edge_values();
+  const std::size_t edge_count = inputs.size();
+  for (std::size_t i = 0; i < edge_count; ++i) {
+    for (std::size_t j = i; j < edge_count; ++j) inputs.push_back(add_unreduced(inputs[i], inputs[j]));
+  }
+  std::mt19937_64 gen(41);
+  for (int i = 0; i < 100; ++i) inputs.push_back(fq::random(gen).limbs);
+  for (const auto& a : inputs) {
+    for (const auto& b : inputs) {
+      REQUIRE(detail::montgomery_reduce_adx(detail::mul_wide_adx(a, b)) == field::fq_mul_portable(a, b));
+    }
+  }
+  // The Fq2 product on unreduced components, against the schoolbook formula on the portable path.
+  const auto product = [](const limbs& x, const limbs& y) { return fq{field::fq_mul_portable(x, y)}; };
+  std::uniform_int_distribution<std::size_t> pick(0, inputs.size() - 1);
+  for (int i = 0; i < 20000; ++i) {
+    const limbs& a0 = inputs[pick(gen)];
+    const limbs& a1 = inputs[pick(gen)];
+    const limbs& b0 = inputs[pick(gen)];
+    const limbs& b1 = inputs[pick(gen)];
+    limbs c0, c1;
+    detail::fq2_mul_adx(a0, a1, b0, b1, c0, c1);
+    REQUIRE(fq{c0} == product(a0, b0) - product(a1, b1));
+    REQUIRE(fq{c1} == product(a0, b1) + product(a1, b0));
+  }
+#else
+  WARN("no MULX/ADX path in this build");
+#endif
+}
+
 TEST_CASE("the fq products take unreduced sums below 2p and return reduced values",
           "[field][fq][cpu]") {
   std::vector<limbs> inputs;

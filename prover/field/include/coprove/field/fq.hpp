@@ -28,8 +28,10 @@ namespace detail {
 /// A relaxed load and a predicted branch per product: a few cycles beside a product's seventy.
 extern std::atomic<bool> fq_use_adx;
 
-/// Montgomery product on the path chosen at start-up (a, b < 2p; the result is reduced).
-inline limbs6 mont_mul(const limbs6& a, const limbs6& b) noexcept {
+/// Montgomery product on the path chosen at start-up (a, b < 2p; the result is reduced). Always
+/// inlined, as is the kernel: called out of line, the compiler's choice for the large assembly
+/// body, the MSM ran about 5% slower.
+[[gnu::always_inline]] inline limbs6 mont_mul(const limbs6& a, const limbs6& b) noexcept {
 #if defined(COPROVE_FQ_HAVE_ADX_PATH)
   if (fq_use_adx.load(std::memory_order_relaxed)) return mont_mul_adx(a, b);
 #endif

@@ -1,6 +1,7 @@
 // Fq2 = Fq[u] / (u^2 + 1), the field of G2's coordinates and the bottom of the Fq12 tower. Products
-// use Karatsuba (three Fq multiplications) and squares the complex method (two), with the sums fed
-// to the Fq product unreduced; inline because the pairing and G2 arithmetic run on them.
+// use Karatsuba (three Fq multiplications; on the MULX/ADX path three double-width products and two
+// reductions) and squares the complex method (two), with the sums fed to the Fq product
+// unreduced; inline because the pairing and G2 arithmetic run on them.
 #pragma once
 
 #include <coprove/field/fq.hpp>
@@ -32,6 +33,13 @@ struct fq2 {
   fq2 operator-(const fq2& o) const noexcept { return {c0 - o.c0, c1 - o.c1}; }
   fq2 operator-() const noexcept { return {-c0, -c1}; }
   fq2 operator*(const fq2& o) const noexcept {
+#if defined(COPROVE_FQ_HAVE_ADX_PATH)
+    if (detail::fq_use_adx.load(std::memory_order_relaxed)) {
+      fq2 out;
+      detail::fq2_mul_adx(c0.limbs, c1.limbs, o.c0.limbs, o.c1.limbs, out.c0.limbs, out.c1.limbs);
+      return out;
+    }
+#endif
     const fq v0 = c0 * o.c0;
     const fq v1 = c1 * o.c1;
     // The product takes the sums unreduced (below 2p).

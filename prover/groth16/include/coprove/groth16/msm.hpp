@@ -1,7 +1,8 @@
 // Multi-scalar multiplication sum_i s_i P_i on the CPU, for G1 and G2 over Fr scalars: the A, B, L
 // and H sums of a Groth16 proof. Pippenger's bucket method with signed (Booth-style) digits, so a
-// window of c bits needs 2^(c-1) buckets; buckets accumulate in XYZZ coordinates with mixed
-// additions of the affine bases. Scalars 0 and 1 never enter the buckets: witnesses of circuits
+// window of c bits needs 2^(c-1) buckets. Wide windows keep affine buckets, added into in batches
+// whose slopes share one inversion; narrow ones accumulate in XYZZ coordinates with mixed additions
+// of the affine bases. Scalars 0 and 1 never enter the buckets: witnesses of circuits
 // with boolean wires are mostly 0 and 1, and those terms are a plain sum of the bases (zero
 // skipped). The work is split by window (and, when there are more threads than windows, by
 // ranges of points) over field::parallel_for, so field::set_parallelism decides how many cores
@@ -26,11 +27,14 @@ struct msm_options {
   unsigned window_bits = 0;
 };
 
-/// The widest window msm accepts (digits are stored as 16-bit signed values).
-inline constexpr unsigned msm_max_window_bits = 15;
+/// The widest window msm accepts (digits are stored as 16-bit signed values, in [-2^15, 2^15)).
+inline constexpr unsigned msm_max_window_bits = 16;
 
-/// The window width msm picks for `count` scalars other than 0 and 1.
+/// The window width msm picks in G1 for `count` scalars other than 0 and 1.
 unsigned msm_default_window_bits(std::size_t count) noexcept;
+/// The same in G2, where an inversion costs fewer of the field's products, so that the affine
+/// buckets of wider windows pay from fewer points.
+unsigned msm_default_window_bits_g2(std::size_t count) noexcept;
 
 /// sum_i scalars[i] * bases[i] in G1; the spans must have the same length (std::invalid_argument
 /// otherwise). Bases may include the identity and repeat; an empty sum is the identity.

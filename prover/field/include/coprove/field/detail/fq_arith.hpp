@@ -1,8 +1,9 @@
 // Limb arithmetic of Fq (six 64-bit little-endian limbs, Montgomery form): the modular sum and
 // difference, the Montgomery product and, for products that are summed before they are reduced
-// (Fq2), the double-width product and the Montgomery reduction on its own. Each has a portable C++
-// body; on x86-64 the sum and difference also have inline assembly (any x86-64 CPU), and the
-// products MULX/ADCX/ADOX assembly (BMI2 and ADX). All bodies are always compiled (no dependence on
+// (Fq2), the double-width product and the Montgomery reduction on its own. The sum, difference and
+// product have a portable C++ body; on x86-64 the sum and difference also have inline assembly (any
+// x86-64 CPU), and the products MULX/ADCX/ADOX assembly (BMI2 and ADX); the double-width product
+// and the reduction exist only as that assembly (the portable Fq2 product uses mont_mul_portable). All bodies are always compiled (no dependence on
 // optimisation flags, so every translation unit sees the same inline functions); which
 // multiplication runs is chosen at start-up from CPUID in fq.cpp. The assembly needs at most
 // twelve registers, so it also compiles without optimisation, with a frame pointer and as
@@ -308,7 +309,7 @@ inline limbs6 sub_unreduced_x86_64(const limbs6& a, const limbs6& b) noexcept {
 /// m * p and retires one register, so the result ends in t6, t0, ..., t4, and the conditional
 /// subtraction runs on the registers the product no longer needs. Twelve registers. Needs BMI2 and
 /// ADX: call it only where fq_multiply_path_supported(fq_multiply_path::x86_64_adx).
-inline limbs6 mont_mul_adx(const limbs6& a, const limbs6& b) noexcept {
+[[gnu::always_inline]] inline limbs6 mont_mul_adx(const limbs6& a, const limbs6& b) noexcept {
   std::uint64_t t0, t1, t2, t3, t4, t6;
   [[maybe_unused]] std::uint64_t t5, lo, hi, d;  // scratch
   const std::uint64_t* ap = a.data();  // the pointers' registers are scratch at the end
@@ -334,6 +335,104 @@ inline limbs6 mont_mul_adx(const limbs6& a, const limbs6& b) noexcept {
         [inv] "n"(constants::fq_inv)
       : "cc");
   return {t6, t0, t1, t2, t3, t4};
+}
+
+/// A double-width value: a product of two Fq limb vectors before its reduction.
+using limbs12 = std::array<std::uint64_t, 12>;
+
+/// a * b in full (768 bits), for a, b < 2^384: the product rows of mont_mul_adx without the
+/// reduction rows, each row retiring its low word to memory. Needs BMI2 and ADX.
+[[gnu::always_inline]] inline limbs12 mul_wide_adx(const limbs6& a, const limbs6& b) noexcept {
+  limbs12 out;
+  std::uint64_t t0, t1, t2, t3, t4, t5, t6;
+  [[maybe_unused]] std::uint64_t lo, hi, d;  // scratch
+  __asm__ volatile(
+      COPROVE_FQ_FIRST_ROW(t0, t1, t2, t3, t4, t5, t6)
+      "movq %[t0], 0(%[out])\n\t"
+      COPROVE_FQ_PRODUCT_ROW(8, t1, t2, t3, t4, t5, t6, t0)
+      "movq %[t1], 8(%[out])\n\t"
+      COPROVE_FQ_PRODUCT_ROW(16, t2, t3, t4, t5, t6, t0, t1)
+      "movq %[t2], 16(%[out])\n\t"
+      COPROVE_FQ_PRODUCT_ROW(24, t3, t4, t5, t6, t0, t1, t2)
+      "movq %[t3], 24(%[out])\n\t"
+      COPROVE_FQ_PRODUCT_ROW(32, t4, t5, t6, t0, t1, t2, t3)
+      "movq %[t4], 32(%[out])\n\t"
+      COPROVE_FQ_PRODUCT_ROW(40, t5, t6, t0, t1, t2, t3, t4)
+      "movq %[t5], 40(%[out])\n\t"
+      "movq %[t6], 48(%[out])\n\t"
+      "movq %[t0], 56(%[out])\n\t"
+      "movq %[t1], 64(%[out])\n\t"
+      "movq %[t2], 72(%[out])\n\t"
+      "movq %[t3], 80(%[out])\n\t"
+      "movq %[t4], 88(%[out])\n\t"
+      : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4),
+        [t5] "=&r"(t5), [t6] "=&r"(t6), [lo] "=&r"(lo), [hi] "=&r"(hi), [d] "=&d"(d)
+      // The memory it reads and writes goes through the clobber rather than "m" operands (so the
+      // statement is volatile: its register outputs are all scratch): without optimisation each
+      // such operand takes a register of its own, and the kernel needs thirteen.
+      : [a] "r"(a.data()), [b] "r"(b.data()), [out] "r"(out.data())
+      : "cc", "memory");
+  return out;
+}
+
+/// t * 2^-384 mod p, reduced, for t < p 2^384. The low half L alone takes the six reduction rows
+/// of mont_mul_adx, giving (L + m p) / 2^384 <= p; the high half H < p is then added (t + m p =
+/// (L + m p) + H 2^384), and the sum, below 2p, takes one conditional subtraction. Needs BMI2 and
+/// ADX.
+[[gnu::always_inline]] inline limbs6 montgomery_reduce_adx(const limbs12& t) noexcept {
+  std::uint64_t t0, t1, t2, t3, t4, t6;
+  [[maybe_unused]] std::uint64_t t5, lo, hi, d, s;  // scratch
+  const std::uint64_t* tp = t.data();  // the pointer's register is scratch at the end
+  __asm__(
+      "movq 0(%[t]), %[t0]\n\t"
+      "movq 8(%[t]), %[t1]\n\t"
+      "movq 16(%[t]), %[t2]\n\t"
+      "movq 24(%[t]), %[t3]\n\t"
+      "movq 32(%[t]), %[t4]\n\t"
+      "movq 40(%[t]), %[t5]\n\t"
+      "xorl %k[t6], %k[t6]\n\t"
+      COPROVE_FQ_REDUCTION_ROW(t0, t1, t2, t3, t4, t5, t6)
+      COPROVE_FQ_REDUCTION_ROW(t1, t2, t3, t4, t5, t6, t0)
+      COPROVE_FQ_REDUCTION_ROW(t2, t3, t4, t5, t6, t0, t1)
+      COPROVE_FQ_REDUCTION_ROW(t3, t4, t5, t6, t0, t1, t2)
+      COPROVE_FQ_REDUCTION_ROW(t4, t5, t6, t0, t1, t2, t3)
+      COPROVE_FQ_REDUCTION_ROW(t5, t6, t0, t1, t2, t3, t4)
+      "addq 48(%[t]), %[t6]\n\t"
+      "adcq 56(%[t]), %[t0]\n\t"
+      "adcq 64(%[t]), %[t1]\n\t"
+      "adcq 72(%[t]), %[t2]\n\t"
+      "adcq 80(%[t]), %[t3]\n\t"
+      "adcq 88(%[t]), %[t4]\n\t"
+      COPROVE_FQ_SUBTRACT_P_IF_NO_BORROW(t6, t0, t1, t2, t3, t4, t5, lo, hi, d, t, s)
+      : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4),
+        [t5] "=&r"(t5), [t6] "=&r"(t6), [lo] "=&r"(lo), [hi] "=&r"(hi), [d] "=&d"(d), [s] "=&r"(s),
+        [t] "+r"(tp)
+      : "m"(t), COPROVE_FQ_MODULUS_OPERANDS, COPROVE_FQ_NEGATED_MODULUS_OPERANDS, [inv] "n"(constants::fq_inv)
+      : "cc");
+  return {t6, t0, t1, t2, t3, t4};
+}
+
+/// The Fq2 product (a0 + a1 u)(b0 + b1 u), u^2 = -1, by Karatsuba with two reductions instead of
+/// three: c0 = a0 b0 - a1 b1 (plus p 2^384 when negative) and c1 = (a0 + a1)(b0 + b1) - a0 b0 -
+/// a1 b1 = a0 b1 + a1 b0 are formed double width and reduced once each. For inputs below 2p both
+/// stay below p 2^384 (p < 2^381), as montgomery_reduce_adx needs. Needs BMI2 and ADX.
+[[gnu::always_inline]] inline void fq2_mul_adx(const limbs6& a0, const limbs6& a1, const limbs6& b0,
+                                               const limbs6& b1, limbs6& c0, limbs6& c1) noexcept {
+  const limbs12 v0 = mul_wide_adx(a0, b0);
+  const limbs12 v1 = mul_wide_adx(a1, b1);
+  limbs12 v2 = mul_wide_adx(add_unreduced_x86_64(a0, a1), add_unreduced_x86_64(b0, b1));
+  limbs12 d0;
+  std::uint64_t borrow = 0;
+  for (int i = 0; i < 12; ++i) d0[i] = sbb(v0[i], v1[i], borrow);
+  const std::uint64_t mask = 0 - borrow;
+  std::uint64_t carry = 0;
+  for (int i = 0; i < 6; ++i) d0[6 + i] = adc(d0[6 + i], constants::fq_modulus[i] & mask, carry);
+  borrow = 0;
+  for (int i = 0; i < 12; ++i) v2[i] = sbb(v2[i], v0[i], borrow);
+  borrow = 0;
+  for (int i = 0; i < 12; ++i) v2[i] = sbb(v2[i], v1[i], borrow);
+  c0 = montgomery_reduce_adx(d0);
+  c1 = montgomery_reduce_adx(v2);
 }
 
 #endif
