@@ -13,7 +13,6 @@
 // scripts (tests/app/noble_verify_report.mjs); importing the module runs nothing.
 import { bls12_381 } from '@noble/curves/bls12-381.js';
 import { readFileSync, realpathSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const { G1, G2 } = bls12_381;
@@ -71,9 +70,10 @@ export function verify(vk, proofHex, publicInputs) {
 }
 
 export function nobleVersion() {
-  const require = createRequire(import.meta.url);
+  // The package's exports do not include package.json: read it from node_modules at the root.
   try {
-    return require('@noble/curves/package.json').version;
+    const file = new URL('../../node_modules/@noble/curves/package.json', import.meta.url);
+    return JSON.parse(readFileSync(file, 'utf8')).version;
   } catch {
     return 'unknown';
   }
