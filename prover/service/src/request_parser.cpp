@@ -14,8 +14,8 @@ namespace coprove::service {
 
 namespace json = boost::json;
 
-request_error::request_error(unsigned status, std::string code, const std::string& message)
-    : std::runtime_error(message), status_(status), code_(std::move(code)) {}
+request_error::request_error(unsigned status, std::string code, const std::string& message, std::string allow)
+    : std::runtime_error(message), status_(status), code_(std::move(code)), allow_(std::move(allow)) {}
 
 namespace {
 
@@ -115,12 +115,13 @@ double parse_wait(std::string_view query, const request_limits& limits) {
   return wait;
 }
 
+// HEAD is allowed wherever GET is: the service answers it as GET without the body.
 void require_method(std::string_view method, std::string_view allowed, std::string_view path) {
-  if (method != allowed) {
-    throw request_error(405, "method_not_allowed",
-                        "method " + quoted(method) + " not allowed on " + quoted(path) + " (allowed: " +
-                            std::string(allowed) + ")");
-  }
+  if (method == allowed || (method == "HEAD" && allowed == "GET")) return;
+  const std::string allow = allowed == "GET" ? "GET, HEAD" : std::string(allowed);
+  throw request_error(405, "method_not_allowed",
+                      "method " + quoted(method) + " not allowed on " + quoted(path) + " (allowed: " + allow + ")",
+                      allow);
 }
 
 void require_no_query(std::string_view query, std::string_view path) {
@@ -234,13 +235,15 @@ route parse_route(std::string_view method, std::string_view target, const reques
     if (!id) throw request_error(404, "unknown_job", "no job " + quoted(id_text) + ": job ids are decimal integers");
     r.job_id = *id;
     if (tail.empty()) {
-      if (method == "GET") {
+      if (method == "GET" || method == "HEAD") {
         r.target = endpoint::job_status;
       } else if (method == "DELETE") {
         r.target = endpoint::cancel_job;
       } else {
         throw request_error(405, "method_not_allowed",
-                            "method " + quoted(method) + " not allowed on " + quoted(path) + " (allowed: GET, DELETE)");
+                            "method " + quoted(method) + " not allowed on " + quoted(path) +
+                                " (allowed: GET, HEAD, DELETE)",
+                            "GET, HEAD, DELETE");
       }
       require_no_query(query, path);
       return r;
