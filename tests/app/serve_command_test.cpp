@@ -533,3 +533,12 @@ TEST_CASE("serve: a transfer coding other than chunked is refused and its body i
   CHECK(status_of(gzip_chunked) == 501);
   CHECK(s.request("GET", "/healthz").status == 200);
 }
+
+TEST_CASE("serve: a job body with a key given twice is refused with duplicate_field", "[app][serve][cpu]") {
+  served s;
+  const auto twice = s.request("POST", "/v1/jobs", R"({"log_constraints": 10, "log_constraints": 11})");
+  CHECK(twice.status == 400);
+  CHECK(twice.error_code() == "duplicate_field");
+  const auto once = s.request("POST", "/v1/jobs", R"({"log_constraints": 10, "partitions": 1})");
+  CHECK(once.status == 202);
+}
