@@ -542,3 +542,26 @@ TEST_CASE("serve: a job body with a key given twice is refused with duplicate_fi
   const auto once = s.request("POST", "/v1/jobs", R"({"log_constraints": 10, "partitions": 1})");
   CHECK(once.status == 202);
 }
+
+TEST_CASE("serve: a TCP port already taken, or an address this host lacks, exits 2 naming server.listen",
+          "[app][serve][cpu]") {
+  scratch_dir dir;
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor taken(io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+  const auto port = taken.local_endpoint().port();
+  const auto in_use = run_coprove({"serve", "--listen", "127.0.0.1:" + std::to_string(port), "--backend", "host",
+                                   "--log-constraints", "10", "--log-level", "error"},
+                                  dir, std::chrono::seconds(60));
+  INFO(in_use.err);
+  CHECK(in_use.exit_code == 2);
+  CHECK(in_use.err.find("server.listen") != std::string::npos);
+  CHECK(in_use.err.find("127.0.0.1:" + std::to_string(port)) != std::string::npos);
+
+  // 192.0.2.1 is TEST-NET-1, assigned to no host.
+  const auto absent = run_coprove({"serve", "--listen", "192.0.2.1:0", "--allow-remote", "--backend", "host",
+                                   "--log-constraints", "10", "--log-level", "error"},
+                                  dir, std::chrono::seconds(60));
+  INFO(absent.err);
+  CHECK(absent.exit_code == 2);
+  CHECK(absent.err.find("server.listen") != std::string::npos);
+}

@@ -227,17 +227,25 @@ void http_service::state::bind() {
     }
     unix_acceptor.emplace(executor);
     const local_protocol::endpoint endpoint(path.string());
-    unix_acceptor->open(endpoint.protocol());
-    unix_acceptor->bind(endpoint);
-    unix_acceptor->listen(asio::socket_base::max_listen_connections);
+    boost::system::error_code ec;
+    unix_acceptor->open(endpoint.protocol(), ec);
+    if (!ec) unix_acceptor->bind(endpoint, ec);
+    if (!ec) unix_acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) throw std::system_error(std::error_code(ec), "cannot listen on " + cfg.listen.to_string());
     bound = cfg.listen.to_string();
   } else {
-    const tcp::endpoint endpoint(asio::ip::make_address(cfg.listen.host), cfg.listen.port);
+    // Every failure here (the port in use, no permission, an address this host does not have) is
+    // a std::system_error naming the address, which the caller reports as a configuration error.
+    boost::system::error_code ec;
+    const auto address = asio::ip::make_address(cfg.listen.host, ec);
+    if (ec) throw std::system_error(std::error_code(ec), "cannot listen on " + cfg.listen.to_string());
+    const tcp::endpoint endpoint(address, cfg.listen.port);
     tcp_acceptor.emplace(executor);
-    tcp_acceptor->open(endpoint.protocol());
-    tcp_acceptor->set_option(asio::socket_base::reuse_address(true));
-    tcp_acceptor->bind(endpoint);
-    tcp_acceptor->listen(asio::socket_base::max_listen_connections);
+    tcp_acceptor->open(endpoint.protocol(), ec);
+    if (!ec) tcp_acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) tcp_acceptor->bind(endpoint, ec);
+    if (!ec) tcp_acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) throw std::system_error(std::error_code(ec), "cannot listen on " + cfg.listen.to_string());
     listen_address actual = cfg.listen;
     actual.port = tcp_acceptor->local_endpoint().port();
     bound = actual.to_string();
