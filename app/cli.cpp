@@ -66,6 +66,32 @@ const app::config_key* key_for_flag(std::string_view flag) {
   return nullptr;
 }
 
+bool is_boolean_word(std::string_view text) {
+  for (std::string_view word : {"true", "false", "1", "0", "yes", "no", "on", "off"})
+    if (text == word) return true;
+  return false;
+}
+
+// A boolean flag stands alone (`--allow-remote`, meaning true) or takes its value as `=VALUE` or as
+// the next argument when that is a boolean word (`--allow-remote false`); the last is joined here,
+// since a flag with an implicit value takes only the `=` form.
+std::vector<std::string> join_boolean_values(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.rfind("--", 0) == 0 && arg.find('=') == std::string::npos && i + 1 < args.size() &&
+        is_boolean_word(args[i + 1])) {
+      const auto* key = key_for_flag(std::string_view(arg).substr(2));
+      if (key && key->kind == app::config_kind::boolean) {
+        out.push_back(arg + "=" + args[++i]);
+        continue;
+      }
+    }
+    out.push_back(arg);
+  }
+  return out;
+}
+
 }  // namespace
 
 command_line parse_command_line(const std::string& command, const std::vector<std::string>& args,
@@ -78,7 +104,7 @@ command_line parse_command_line(const std::string& command, const std::vector<st
 
   po::parsed_options parsed(nullptr);
   try {
-    parsed = po::command_line_parser(args)
+    parsed = po::command_line_parser(join_boolean_values(args))
                  .options(desc)
                  .positional(positional)
                  .style(po::command_line_style::unix_style & ~po::command_line_style::allow_guessing)
@@ -99,7 +125,9 @@ command_line parse_command_line(const std::string& command, const std::vector<st
     } else if (option.string_key == "config") {
       config_files.push_back(value);
     } else if (const auto* key = key_for_flag(option.string_key); key && accepts_config) {
-      settings.emplace_back(key, value);
+      // A bare boolean flag carries no value here (Program_options applies implicit values only
+      // when storing): it means true.
+      settings.emplace_back(key, value.empty() && key->kind == app::config_kind::boolean ? "true" : value);
     } else {
       out.extras.emplace_back(option.string_key, value.empty() ? "true" : value);
     }

@@ -20,6 +20,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <csignal>
 #include <iostream>
@@ -90,7 +91,9 @@ int serve_command(const std::vector<std::string>& args) {
   } catch (const std::invalid_argument& e) {
     throw usage_error(std::string("coprove serve: ") + e.what());
   } catch (const std::system_error& e) {
-    throw usage_error(std::string("coprove serve: cannot listen: ") + e.what());
+    throw usage_error(std::string("coprove serve: invalid configuration: server.listen: ") + e.what());
+  } catch (const boost::system::system_error& e) {
+    throw usage_error(std::string("coprove serve: invalid configuration: server.listen: ") + e.what());
   }
   service->start();
   std::cout << "coprove serve: listening on " << service->local_address() << " (backend "

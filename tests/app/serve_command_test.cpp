@@ -6,9 +6,13 @@
 #include "proof_report_support.hpp"
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/read_until.hpp>
 #include <boost/asio/write.hpp>
+
+#include <thread>
 
 using namespace coprove::test;
 namespace json = boost::json;
@@ -327,11 +331,39 @@ std::string raw_exchange(const std::string& socket, const std::string& bytes) {
   boost::asio::io_context io;
   boost::asio::local::stream_protocol::socket s(io);
   s.connect(boost::asio::local::stream_protocol::endpoint(socket));
-  boost::asio::write(s, boost::asio::buffer(bytes));
-  std::string answer;
   boost::system::error_code ec;
+  // The service may refuse and close before it has read everything; what it answered still counts.
+  boost::asio::write(s, boost::asio::buffer(bytes), ec);
+  std::string answer;
   boost::asio::read(s, boost::asio::dynamic_buffer(answer), ec);
   return answer;
+}
+
+// A chunked POST /v1/jobs with `chunks` (each a size line with its extensions, then the data) and
+// `trailer` after the last chunk.
+std::string chunked_post(const std::vector<std::pair<std::string, std::string>>& chunks, const std::string& trailer) {
+  std::string text = "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (const auto& [extensions, data] : chunks) {
+    char size[32];
+    std::snprintf(size, sizeof size, "%zx", data.size());
+    text += std::string(size) + extensions + "\r\n" + data + "\r\n";
+  }
+  return text + "0\r\n" + trailer + "\r\n";
+}
+
+// The status line's code of an answer, or 0 when the service closed without one.
+int status_of(const std::string& answer) {
+  if (answer.rfind("HTTP/1.1 ", 0) != 0) return 0;
+  return std::atoi(answer.c_str() + 9);
+}
+
+// A small job submitted and awaited: the service still proves.
+void check_a_job_still_works(served& s) {
+  const auto id = s.submit(R"({"log_constraints": 10, "partitions": 1, "seed": 5})");
+  const auto result = s.request("GET", "/v1/jobs/" + std::to_string(id) + "/result?wait=120");
+  INFO(result.body);
+  REQUIRE(result.status == 200);
+  check_result_verifies(s, result.json(), 1);
 }
 
 }  // namespace
@@ -384,4 +416,152 @@ TEST_CASE("serve: listens on loopback TCP and reports the port it got", "[app][s
   CHECK(r.out.find("\"ok\"") != std::string::npos);
   server.signal(SIGINT);
   CHECK(server.wait(std::chrono::seconds(30)) == 0);
+}
+
+TEST_CASE("serve: a huge trailer field or huge chunk extensions are refused and the service keeps proving",
+          "[app][serve][cpu]") {
+  served s;
+  const std::string body = R"({"log_constraints": 10, "partitions": 1})";
+  // A trailer field longer than Beast's fields hold used to end the process from inside the read.
+  const auto trailer = raw_exchange(s.socket(), chunked_post({{"", body}}, "X-Pad: " + std::string(70000, 'a') + "\r\n"));
+  INFO(trailer.substr(0, 200));
+  CHECK((status_of(trailer) == 431 || status_of(trailer) == 0));
+  REQUIRE(s.process().running());
+  // A trailer within Beast's field size but over the header limit is refused too.
+  const auto long_trailer =
+      raw_exchange(s.socket(), chunked_post({{"", body}}, "X-Pad: " + std::string(9000, 'a') + "\r\n"));
+  CHECK(status_of(long_trailer) == 431);
+
+  // Chunk extensions count against the body limit: one huge one, then many small ones, on two
+  // connections at once.
+  std::string one_huge = chunked_post({{";x=" + std::string(70000, 'e'), body}}, "");
+  std::vector<std::pair<std::string, std::string>> many;
+  for (int i = 0; i < 100; ++i) many.emplace_back(";pad=" + std::string(1000, 'e'), " ");
+  many.emplace_back("", body);
+  std::string many_small = chunked_post(many, "");
+  std::string first_answer;
+  std::thread first([&] { first_answer = raw_exchange(s.socket(), one_huge); });
+  const auto second_answer = raw_exchange(s.socket(), many_small);
+  first.join();
+  INFO(first_answer.substr(0, 200));
+  INFO(second_answer.substr(0, 200));
+  CHECK((status_of(first_answer) == 413 || status_of(first_answer) == 0));
+  CHECK(status_of(second_answer) == 413);
+  CHECK(second_answer.find("body_too_large") != std::string::npos);
+
+  // A line or trailer larger than a request may make the server hold at all: refused, not buffered.
+  const auto enormous =
+      raw_exchange(s.socket(), chunked_post({{"", body}}, "X-Pad: " + std::string(300000, 'a') + "\r\n"));
+  CHECK((status_of(enormous) == 413 || status_of(enormous) == 0));
+
+  REQUIRE(s.process().running());
+  CHECK(s.request("GET", "/healthz").status == 200);
+  check_a_job_still_works(s);
+}
+
+TEST_CASE("serve: HEAD is answered as GET without a body, other methods get 405 with Allow", "[app][serve][cpu]") {
+  served s;
+  const auto get = raw_exchange(s.socket(), "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const auto head = raw_exchange(s.socket(), "HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  INFO(head);
+  REQUIRE(status_of(head) == 200);
+  const auto get_end = get.find("\r\n\r\n");
+  REQUIRE(get_end != std::string::npos);
+  const std::string get_length = "Content-Length: " + std::to_string(get.size() - get_end - 4) + "\r\n";
+  CHECK(head.find(get_length) != std::string::npos);
+  CHECK(head.size() == head.find("\r\n\r\n") + 4);  // nothing after the header
+
+  // Two HEADs on one connection: the first answer has no body that could be read as the second.
+  const auto two = raw_exchange(s.socket(),
+                                "HEAD /v1/status HTTP/1.1\r\nHost: x\r\n\r\n"
+                                "HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  CHECK(two.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(two.find("HTTP/1.1 200", 1) != std::string::npos);
+
+  const auto post_only = raw_exchange(s.socket(), "HEAD /v1/jobs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  INFO(post_only);
+  CHECK(status_of(post_only) == 405);
+  CHECK(post_only.find("Allow: POST\r\n") != std::string::npos);
+  CHECK(post_only.size() == post_only.find("\r\n\r\n") + 4);
+  const auto put = raw_exchange(s.socket(), "PUT /v1/jobs/1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  CHECK(status_of(put) == 405);
+  CHECK(put.find("Allow: GET, HEAD, DELETE\r\n") != std::string::npos);
+  CHECK(s.request("GET", "/healthz").status == 200);
+}
+
+TEST_CASE("serve: Expect: 100-continue gets 100 Continue before the body", "[app][serve][cpu]") {
+  served s;
+  const std::string body = R"({"log_constraints": 10, "partitions": 1})";
+  boost::asio::io_context io;
+  boost::asio::local::stream_protocol::socket socket(io);
+  socket.connect(boost::asio::local::stream_protocol::endpoint(s.socket()));
+  boost::asio::write(socket, boost::asio::buffer("POST /v1/jobs HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                                                 "Content-Type: application/json\r\nConnection: close\r\n"
+                                                 "Content-Length: " +
+                                                 std::to_string(body.size()) + "\r\n\r\n"));
+  // The body goes only after the 100; a service that waits for it instead stalls until the limit.
+  std::string interim;
+  bool got_interim = false;
+  boost::asio::async_read_until(socket, boost::asio::dynamic_buffer(interim), "\r\n\r\n",
+                                [&](const boost::system::error_code& ec, std::size_t) { got_interim = !ec; });
+  io.run_for(std::chrono::seconds(10));
+  INFO(interim);
+  REQUIRE(got_interim);
+  CHECK(interim.rfind("HTTP/1.1 100 Continue\r\n", 0) == 0);
+  interim.erase(0, interim.find("\r\n\r\n") + 4);
+  boost::asio::write(socket, boost::asio::buffer(body));
+  boost::system::error_code ec;
+  std::string answer = interim;
+  boost::asio::read(socket, boost::asio::dynamic_buffer(answer), ec);
+  INFO(answer);
+  CHECK(status_of(answer) == 202);
+}
+
+TEST_CASE("serve: a transfer coding other than chunked is refused and its body is not read as a request",
+          "[app][serve][cpu]") {
+  served s;
+  const auto gzip = raw_exchange(s.socket(),
+                                 "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n"
+                                 "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  INFO(gzip);
+  CHECK(status_of(gzip) == 501);
+  CHECK(gzip.find("unsupported_transfer_coding") != std::string::npos);
+  CHECK(gzip.find("HTTP/1.1 200") == std::string::npos);  // the smuggled request got no answer
+  const auto gzip_chunked = raw_exchange(s.socket(),
+                                         "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+                                         "0\r\n\r\n");
+  CHECK(status_of(gzip_chunked) == 501);
+  CHECK(s.request("GET", "/healthz").status == 200);
+}
+
+TEST_CASE("serve: a job body with a key given twice is refused with duplicate_field", "[app][serve][cpu]") {
+  served s;
+  const auto twice = s.request("POST", "/v1/jobs", R"({"log_constraints": 10, "log_constraints": 11})");
+  CHECK(twice.status == 400);
+  CHECK(twice.error_code() == "duplicate_field");
+  const auto once = s.request("POST", "/v1/jobs", R"({"log_constraints": 10, "partitions": 1})");
+  CHECK(once.status == 202);
+}
+
+TEST_CASE("serve: a TCP port already taken, or an address this host lacks, exits 2 naming server.listen",
+          "[app][serve][cpu]") {
+  scratch_dir dir;
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor taken(io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+  const auto port = taken.local_endpoint().port();
+  const auto in_use = run_coprove({"serve", "--listen", "127.0.0.1:" + std::to_string(port), "--backend", "host",
+                                   "--log-constraints", "10", "--log-level", "error"},
+                                  dir, std::chrono::seconds(60));
+  INFO(in_use.err);
+  CHECK(in_use.exit_code == 2);
+  CHECK(in_use.err.find("server.listen") != std::string::npos);
+  CHECK(in_use.err.find("127.0.0.1:" + std::to_string(port)) != std::string::npos);
+
+  // 192.0.2.1 is TEST-NET-1, assigned to no host.
+  const auto absent = run_coprove({"serve", "--listen", "192.0.2.1:0", "--allow-remote", "--backend", "host",
+                                   "--log-constraints", "10", "--log-level", "error"},
+                                  dir, std::chrono::seconds(60));
+  INFO(absent.err);
+  CHECK(absent.exit_code == 2);
+  CHECK(absent.err.find("server.listen") != std::string::npos);
 }

@@ -138,3 +138,31 @@ TEST_CASE("bad request targets get 404, 405 or 400", "[app][request_parser][cpu]
   CHECK(refusal_of_route("GET", "/v1/jobs/1/result?timeout=1") == result{400, "unknown_parameter"});
   CHECK(refusal_of_route("GET", "/healthz?x=1") == result{400, "unknown_parameter"});
 }
+
+TEST_CASE("a key given twice in a job body is refused with duplicate_field", "[app][request_parser][cpu]") {
+  using result = std::pair<unsigned, std::string>;
+  CHECK(refusal_of_body(R"({"log_constraints": 10, "log_constraints": 11})") == result{400, "duplicate_field"});
+  CHECK(refusal_of_body(R"({"seed": 1, "circuit": "mimc", "seed": 1})") == result{400, "duplicate_field"});
+  // The same key in two different objects is no duplicate (the nested object is refused for its type).
+  CHECK(refusal_of_body(R"({"seed": {"seed": 1}})") == result{400, "invalid_type"});
+  CHECK(refusal_of_body(R"({"seed": 1, "partitions": 2})") == result{0, "accepted"});
+}
+
+TEST_CASE("HEAD routes wherever GET does, and a 405 says which methods are allowed", "[app][request_parser][cpu]") {
+  CHECK(parse_route("HEAD", "/healthz", request_limits{}).target == endpoint::health);
+  CHECK(parse_route("HEAD", "/v1/jobs/4", request_limits{}).target == endpoint::job_status);
+  CHECK(parse_route("HEAD", "/v1/jobs/4/result", request_limits{}).target == endpoint::job_result);
+  try {
+    (void)parse_route("HEAD", "/v1/jobs", request_limits{});
+    FAIL("HEAD /v1/jobs was routed");
+  } catch (const request_error& e) {
+    CHECK(e.status() == 405);
+    CHECK(e.allow() == "POST");
+  }
+  try {
+    (void)parse_route("POST", "/v1/status", request_limits{});
+    FAIL("POST /v1/status was routed");
+  } catch (const request_error& e) {
+    CHECK(e.allow() == "GET, HEAD");
+  }
+}

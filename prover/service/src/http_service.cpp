@@ -3,6 +3,7 @@
 // the request parser and answering with JSON. A bad request gets a 4xx with
 // {"error": {"code", "message"}} and changes nothing; the connection and the service keep going.
 #include "coprove/service/http_service.hpp"
+#include "coprove/service/detail/bounded_request_parser.hpp"
 
 #include <coprove/r1cs/circuits.hpp>
 #include <coprove/engine/engine.hpp>
@@ -13,7 +14,6 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -87,6 +87,22 @@ response error_response(unsigned status, std::string_view code, std::string_view
   res.keep_alive(keep_alive);
   res.prepare_payload();
   return res;
+}
+
+// The completion of a connection's (or the accept loop's) coroutine: whatever it threw ends that
+// coroutine only, logged here, never rethrown into the event loop (which would end the process and
+// every job in flight).
+void log_connection_end(std::exception_ptr error) noexcept {
+  if (!error) return;
+  try {
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      COPROVE_LOG(error, channel) << "connection ended by an exception: " << e.what();
+    }
+  } catch (...) {
+    // An unknown exception, or logging failed: the coroutine is over either way.
+  }
 }
 
 void count_request(std::string_view endpoint, unsigned status) {
@@ -178,6 +194,7 @@ struct http_service::state : std::enable_shared_from_this<state> {
   asio::awaitable<void> accept_loop(Acceptor& acceptor);
   template <class Stream>
   asio::awaitable<void> serve_connection(Stream stream, std::uint64_t number);
+  std::optional<response> refusal_for(const boost::system::error_code& read_ec, detail::request_refusal why);
   asio::awaitable<response> handle(const request& req);
   asio::awaitable<response> job_result(const route& r, unsigned version, bool keep_alive);
   response submit_job(const request& req);
@@ -210,17 +227,25 @@ void http_service::state::bind() {
     }
     unix_acceptor.emplace(executor);
     const local_protocol::endpoint endpoint(path.string());
-    unix_acceptor->open(endpoint.protocol());
-    unix_acceptor->bind(endpoint);
-    unix_acceptor->listen(asio::socket_base::max_listen_connections);
+    boost::system::error_code ec;
+    unix_acceptor->open(endpoint.protocol(), ec);
+    if (!ec) unix_acceptor->bind(endpoint, ec);
+    if (!ec) unix_acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) throw std::system_error(std::error_code(ec), "cannot listen on " + cfg.listen.to_string());
     bound = cfg.listen.to_string();
   } else {
-    const tcp::endpoint endpoint(asio::ip::make_address(cfg.listen.host), cfg.listen.port);
+    // Every failure here (the port in use, no permission, an address this host does not have) is
+    // a std::system_error naming the address, which the caller reports as a configuration error.
+    boost::system::error_code ec;
+    const auto address = asio::ip::make_address(cfg.listen.host, ec);
+    if (ec) throw std::system_error(std::error_code(ec), "cannot listen on " + cfg.listen.to_string());
+    const tcp::endpoint endpoint(address, cfg.listen.port);
     tcp_acceptor.emplace(executor);
-    tcp_acceptor->open(endpoint.protocol());
-    tcp_acceptor->set_option(asio::socket_base::reuse_address(true));
-    tcp_acceptor->bind(endpoint);
-    tcp_acceptor->listen(asio::socket_base::max_listen_connections);
+    tcp_acceptor->open(endpoint.protocol(), ec);
+    if (!ec) tcp_acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) tcp_acceptor->bind(endpoint, ec);
+    if (!ec) tcp_acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) throw std::system_error(std::error_code(ec), "cannot listen on " + cfg.listen.to_string());
     listen_address actual = cfg.listen;
     actual.port = tcp_acceptor->local_endpoint().port();
     bound = actual.to_string();
@@ -244,7 +269,7 @@ asio::awaitable<void> http_service::state::accept_loop(Acceptor& acceptor) {
     }
     using stream_type = beast::basic_stream<typename Acceptor::protocol_type, asio::any_io_executor>;
     const std::uint64_t number = next_connection++;
-    asio::co_spawn(executor, serve_connection(stream_type(std::move(socket)), number), asio::detached);
+    asio::co_spawn(executor, serve_connection(stream_type(std::move(socket)), number), log_connection_end);
   }
 }
 
@@ -255,39 +280,44 @@ asio::awaitable<void> http_service::state::serve_connection(Stream stream, std::
     boost::system::error_code ignored;
     stream.socket().close(ignored);
   };
-  // However the coroutine ends (even destroyed unfinished with its io_context), the closer that
-  // refers to this frame's stream goes with it.
+  // However the coroutine ends (even destroyed unfinished with its io_context, or by an exception),
+  // the closer that refers to this frame's stream goes with it and the accept loop hears of the
+  // free slot.
   struct forget_on_exit {
     state& s;
     std::uint64_t number;
-    ~forget_on_exit() { s.closers.erase(number); }
+    ~forget_on_exit() {
+      s.closers.erase(number);
+      s.slot_freed.cancel();
+    }
   } forget{*this, number};
   const auto idle = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(cfg.idle_timeout_seconds));
-  beast::flat_buffer buffer;
+  // What a request may make the server buffer at once: a header, or a chunk line or trailer that
+  // has to be whole before the parser can judge it. Past this the read fails (413) instead.
+  beast::flat_buffer buffer(max_header_bytes + cfg.limits.max_body_bytes + 65536);
   for (;;) {
-    http::request_parser<http::string_body> parser;
-    parser.header_limit(max_header_bytes);
-    parser.body_limit(cfg.limits.max_body_bytes);
+    detail::bounded_request_parser parser(max_header_bytes, cfg.limits.max_body_bytes);
     stream.expires_after(idle);
-    auto [read_ec, bytes] = co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
-    (void)bytes;
-    if (read_ec) {
-      std::optional<response> refusal;
-      if (read_ec == http::error::body_limit) {
-        refusal = error_response(413, "body_too_large",
-                                 "request body exceeds the limit of " + std::to_string(cfg.limits.max_body_bytes) + " bytes",
-                                 11, false);
-        count_request("unknown", 413);
-      } else if (read_ec == http::error::header_limit) {
-        refusal = error_response(431, "header_too_large",
-                                 "request header exceeds " + std::to_string(max_header_bytes) + " bytes", 11, false);
-        count_request("unknown", 431);
-      } else if (read_ec.category() == http::make_error_code(http::error::bad_target).category() &&
-                 read_ec != http::error::end_of_stream && read_ec != http::error::partial_message) {
-        refusal = error_response(400, "bad_request", "malformed HTTP request: " + read_ec.message(), 11, false);
-        count_request("unknown", 400);
+    auto [read_ec, header_bytes] =
+        co_await http::async_read_header(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+    (void)header_bytes;
+    if (!read_ec && !parser.is_done()) {
+      // A client that sent `Expect: 100-continue` waits for this before it sends the body.
+      const auto expect = parser.get()[http::field::expect];
+      if (parser.get().version() >= 11 && beast::iequals(expect, "100-continue")) {
+        http::response<http::empty_body> go_on{http::status::continue_, 11};
+        auto [continue_ec, continue_bytes] =
+            co_await http::async_write(stream, go_on, asio::as_tuple(asio::use_awaitable));
+        (void)continue_bytes;
+        if (continue_ec) break;
       }
+      auto [body_ec, body_bytes] = co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+      (void)body_bytes;
+      read_ec = body_ec;
+    }
+    if (read_ec) {
+      std::optional<response> refusal = refusal_for(read_ec, parser.refusal());
       if (refusal) {
         stream.expires_after(std::chrono::seconds(5));
         (void)co_await http::async_write(stream, *refusal, asio::as_tuple(asio::use_awaitable));
@@ -311,6 +341,8 @@ asio::awaitable<void> http_service::state::serve_connection(Stream stream, std::
     response res = co_await handle(req);
     const bool keep_alive = req.keep_alive() && res.keep_alive() && !stopping;
     res.keep_alive(keep_alive);
+    // HEAD is answered as GET with the same Content-Length and no body.
+    if (req.method() == http::verb::head) res.body().clear();
     ++served;
     stream.expires_after(std::chrono::seconds(30));
     auto [write_ec, written] = co_await http::async_write(stream, res, asio::as_tuple(asio::use_awaitable));
@@ -320,7 +352,36 @@ asio::awaitable<void> http_service::state::serve_connection(Stream stream, std::
   boost::system::error_code ignored;
   stream.socket().shutdown(asio::socket_base::shutdown_both, ignored);
   stream.socket().close(ignored);
-  slot_freed.cancel();
+}
+
+std::optional<response> http_service::state::refusal_for(const boost::system::error_code& read_ec,
+                                                        detail::request_refusal why) {
+  using detail::request_refusal;
+  const std::string body_limit = std::to_string(cfg.limits.max_body_bytes);
+  const std::string header_limit = std::to_string(max_header_bytes);
+  std::optional<response> refusal;
+  if (why == request_refusal::unsupported_transfer_coding) {
+    refusal = error_response(501, "unsupported_transfer_coding",
+                             "Transfer-Encoding other than chunked is not supported", 11, false);
+  } else if (why == request_refusal::trailer_too_large) {
+    refusal = error_response(431, "header_too_large", "request trailer exceeds " + header_limit + " bytes", 11, false);
+  } else if (why == request_refusal::chunk_extensions_too_large) {
+    refusal = error_response(413, "body_too_large",
+                             "chunk extensions and data exceed the body limit of " + body_limit + " bytes", 11, false);
+  } else if (read_ec == http::error::body_limit) {
+    refusal = error_response(413, "body_too_large", "request body exceeds the limit of " + body_limit + " bytes", 11,
+                             false);
+  } else if (read_ec == http::error::buffer_overflow) {
+    refusal = error_response(413, "body_too_large",
+                             "a chunk line or the trailer is larger than a request may make the server hold", 11, false);
+  } else if (read_ec == http::error::header_limit) {
+    refusal = error_response(431, "header_too_large", "request header exceeds " + header_limit + " bytes", 11, false);
+  } else if (read_ec.category() == http::make_error_code(http::error::bad_target).category() &&
+             read_ec != http::error::end_of_stream && read_ec != http::error::partial_message) {
+    refusal = error_response(400, "bad_request", "malformed HTTP request: " + read_ec.message(), 11, false);
+  }
+  if (refusal) count_request("unknown", refusal->result_int());
+  return refusal;
 }
 
 asio::awaitable<response> http_service::state::handle(const request& req) {
@@ -409,7 +470,9 @@ asio::awaitable<response> http_service::state::handle(const request& req) {
     count_request(endpoint_label, e.status());
     COPROVE_LOG(debug, channel) << req.method_string() << " " << req.target() << " -> " << e.status() << " "
                                 << e.code() << ": " << e.what();
-    co_return error_response(e.status(), e.code(), e.what(), version, keep_alive);
+    response res = error_response(e.status(), e.code(), e.what(), version, keep_alive);
+    if (!e.allow().empty()) res.set(http::field::allow, e.allow());
+    co_return res;
   } catch (const std::exception& e) {
     count_request(endpoint_label, 500);
     COPROVE_LOG(error, channel) << req.method_string() << " " << req.target() << " failed: " << e.what();
@@ -533,9 +596,9 @@ void http_service::start() {
   if (state_->accepting) return;
   state_->accepting = true;
   if (state_->unix_acceptor) {
-    asio::co_spawn(state_->executor, state_->accept_loop(*state_->unix_acceptor), asio::detached);
+    asio::co_spawn(state_->executor, state_->accept_loop(*state_->unix_acceptor), log_connection_end);
   } else {
-    asio::co_spawn(state_->executor, state_->accept_loop(*state_->tcp_acceptor), asio::detached);
+    asio::co_spawn(state_->executor, state_->accept_loop(*state_->tcp_acceptor), log_connection_end);
   }
   COPROVE_LOG(info, channel) << "listening on " << state_->bound;
 }

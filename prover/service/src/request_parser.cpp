@@ -4,18 +4,22 @@
 #include "coprove/service/request_parser.hpp"
 
 #include <boost/json.hpp>
+#include <boost/json/basic_parser_impl.hpp>
 
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace coprove::service {
 
 namespace json = boost::json;
 
-request_error::request_error(unsigned status, std::string code, const std::string& message)
-    : std::runtime_error(message), status_(status), code_(std::move(code)) {}
+request_error::request_error(unsigned status, std::string code, const std::string& message, std::string allow)
+    : std::runtime_error(message), status_(status), code_(std::move(code)), allow_(std::move(allow)) {}
 
 namespace {
 
@@ -115,18 +119,81 @@ double parse_wait(std::string_view query, const request_limits& limits) {
   return wait;
 }
 
+// HEAD is allowed wherever GET is: the service answers it as GET without the body.
 void require_method(std::string_view method, std::string_view allowed, std::string_view path) {
-  if (method != allowed) {
-    throw request_error(405, "method_not_allowed",
-                        "method " + quoted(method) + " not allowed on " + quoted(path) + " (allowed: " +
-                            std::string(allowed) + ")");
-  }
+  if (method == allowed || (method == "HEAD" && allowed == "GET")) return;
+  const std::string allow = allowed == "GET" ? "GET, HEAD" : std::string(allowed);
+  throw request_error(405, "method_not_allowed",
+                      "method " + quoted(method) + " not allowed on " + quoted(path) + " (allowed: " + allow + ")",
+                      allow);
 }
 
 void require_no_query(std::string_view query, std::string_view path) {
   if (!query.empty()) {
     throw request_error(400, "unknown_parameter", quoted(path) + " takes no query parameters");
   }
+}
+
+// A SAX handler that finds the first key given twice in one object, at any depth. Boost.JSON keeps
+// the last of duplicate keys silently; a client that sends two values for a field must hear which
+// one is wrong rather than have one dropped.
+class duplicate_key_finder {
+ public:
+  static constexpr std::size_t max_object_size = std::size_t(-1);
+  static constexpr std::size_t max_array_size = std::size_t(-1);
+  static constexpr std::size_t max_key_size = std::size_t(-1);
+  static constexpr std::size_t max_string_size = std::size_t(-1);
+
+  std::optional<std::string> duplicate;
+
+  bool on_document_begin(boost::system::error_code&) { return true; }
+  bool on_document_end(boost::system::error_code&) { return true; }
+  bool on_object_begin(boost::system::error_code&) {
+    keys_.emplace_back();
+    return true;
+  }
+  bool on_object_end(std::size_t, boost::system::error_code&) {
+    keys_.pop_back();
+    return true;
+  }
+  bool on_array_begin(boost::system::error_code&) { return true; }
+  bool on_array_end(std::size_t, boost::system::error_code&) { return true; }
+  bool on_key_part(json::string_view part, std::size_t, boost::system::error_code&) {
+    key_.append(part.data(), part.size());
+    return true;
+  }
+  bool on_key(json::string_view part, std::size_t, boost::system::error_code& ec) {
+    key_.append(part.data(), part.size());
+    if (!keys_.back().insert(key_).second) {
+      duplicate = key_;
+      ec = json::error::extra_data;  // stops the parse; the caller reads `duplicate`
+      return false;
+    }
+    key_.clear();
+    return true;
+  }
+  bool on_string_part(json::string_view, std::size_t, boost::system::error_code&) { return true; }
+  bool on_string(json::string_view, std::size_t, boost::system::error_code&) { return true; }
+  bool on_number_part(json::string_view, boost::system::error_code&) { return true; }
+  bool on_int64(std::int64_t, json::string_view, boost::system::error_code&) { return true; }
+  bool on_uint64(std::uint64_t, json::string_view, boost::system::error_code&) { return true; }
+  bool on_double(double, json::string_view, boost::system::error_code&) { return true; }
+  bool on_bool(bool, boost::system::error_code&) { return true; }
+  bool on_null(boost::system::error_code&) { return true; }
+  bool on_comment_part(json::string_view, boost::system::error_code&) { return true; }
+  bool on_comment(json::string_view, boost::system::error_code&) { return true; }
+
+ private:
+  std::vector<std::set<std::string>> keys_;  // the keys seen in each open object
+  std::string key_;
+};
+
+// The first key given twice in one object of `body` (already known to be valid JSON), if any.
+std::optional<std::string> duplicate_key(std::string_view body, const json::parse_options& options) {
+  json::basic_parser<duplicate_key_finder> parser(options);
+  boost::system::error_code ec;
+  parser.write_some(false, body.data(), body.size(), ec);
+  return parser.handler().duplicate;
 }
 
 }  // namespace
@@ -152,6 +219,9 @@ job_request parse_job_request(std::string_view body, const job_request& defaults
                         "request body is not valid JSON at byte " + std::to_string(consumed) + ": " + ec.message());
   }
   const json::value root = parser.release();
+  if (const auto key = duplicate_key(body, options)) {
+    throw request_error(400, "duplicate_field", "field " + quoted(*key) + " is given more than once");
+  }
   if (!root.is_object()) {
     throw request_error(400, "invalid_type", "request body must be a JSON object, got " + std::string(kind_name(root.kind())));
   }
@@ -234,13 +304,15 @@ route parse_route(std::string_view method, std::string_view target, const reques
     if (!id) throw request_error(404, "unknown_job", "no job " + quoted(id_text) + ": job ids are decimal integers");
     r.job_id = *id;
     if (tail.empty()) {
-      if (method == "GET") {
+      if (method == "GET" || method == "HEAD") {
         r.target = endpoint::job_status;
       } else if (method == "DELETE") {
         r.target = endpoint::cancel_job;
       } else {
         throw request_error(405, "method_not_allowed",
-                            "method " + quoted(method) + " not allowed on " + quoted(path) + " (allowed: GET, DELETE)");
+                            "method " + quoted(method) + " not allowed on " + quoted(path) +
+                                " (allowed: GET, HEAD, DELETE)",
+                            "GET, HEAD, DELETE");
       }
       require_no_query(query, path);
       return r;

@@ -17,13 +17,16 @@ namespace coprove::service {
 /// problem. Rendered as {"error": {"code": ..., "message": ...}}.
 class request_error : public std::runtime_error {
 public:
-  request_error(unsigned status, std::string code, const std::string& message);
+  /// `allow` lists the methods a 405's target accepts (its Allow header); empty otherwise.
+  request_error(unsigned status, std::string code, const std::string& message, std::string allow = {});
   unsigned status() const noexcept { return status_; }
   const std::string& code() const noexcept { return code_; }
+  const std::string& allow() const noexcept { return allow_; }
 
 private:
   unsigned status_;
   std::string code_;
+  std::string allow_;
 };
 
 /// What a client may ask for in POST /v1/jobs. Fields left out of the body keep the defaults the

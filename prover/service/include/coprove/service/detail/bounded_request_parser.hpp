@@ -1,0 +1,66 @@
+// The HTTP/1 request parser of the service: Beast's basic_parser with every part of a request
+// bounded and nothing thrown. Beast's own request_parser bounds the header and the body, but not
+// chunk extensions or trailer fields, and throws from inside the read (past any handler) when a
+// trailer field is longer than its fields container holds. Here chunk extensions count against
+// the body limit, trailer fields against the header limit, every callback reports through the
+// error code, and a transfer coding other than chunked is refused rather than the body being
+// read as the next request.
+#pragma once
+
+#include <boost/beast/http/basic_parser.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace coprove::service::detail {
+
+/// Why a request was refused after the parser stopped with an error, beyond Beast's own codes.
+enum class request_refusal {
+  none,
+  unsupported_transfer_coding,  ///< a Transfer-Encoding other than chunked (501)
+  trailer_too_large,            ///< the trailer fields exceed the header limit (431)
+  chunk_extensions_too_large,   ///< chunk extensions and data exceed the body limit (413)
+};
+
+class bounded_request_parser final : public boost::beast::http::basic_parser<true> {
+ public:
+  using message_type = boost::beast::http::request<boost::beast::http::string_body>;
+
+  bounded_request_parser(std::size_t header_limit, std::size_t body_limit);
+
+  /// The request read so far (complete once the parser is done).
+  message_type& get() noexcept { return message_; }
+  [[nodiscard]] message_type release() { return std::move(message_); }
+  /// What made the parser stop, where Beast's error code alone does not say.
+  request_refusal refusal() const noexcept { return refusal_; }
+
+ private:
+  using error_code = boost::beast::error_code;
+  using string_view = boost::beast::string_view;
+  using field = boost::beast::http::field;
+  using verb = boost::beast::http::verb;
+
+  void on_request_impl(verb method, string_view method_string, string_view target, int version,
+                       error_code& ec) override;
+  void on_response_impl(int, string_view, int, error_code& ec) override;
+  void on_field_impl(field name, string_view name_string, string_view value, error_code& ec) override;
+  void on_header_impl(error_code& ec) override;
+  void on_body_init_impl(const boost::optional<std::uint64_t>& content_length, error_code& ec) override;
+  std::size_t on_body_impl(string_view body, error_code& ec) override;
+  void on_chunk_header_impl(std::uint64_t size, string_view extensions, error_code& ec) override;
+  std::size_t on_chunk_body_impl(std::uint64_t remain, string_view body, error_code& ec) override;
+  void on_finish_impl(error_code& ec) override;
+
+  std::size_t append(string_view body, error_code& ec);
+
+  message_type message_;
+  std::size_t header_limit_;
+  std::size_t body_limit_;
+  std::size_t chunked_bytes_ = 0;  // chunk data announced plus chunk extensions
+  std::size_t trailer_bytes_ = 0;
+  request_refusal refusal_ = request_refusal::none;
+};
+
+}  // namespace coprove::service::detail
