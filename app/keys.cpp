@@ -37,15 +37,7 @@ double seconds_since(clock_type::time_point start) {
 
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
 
-std::string hex_digest(const field::sha256::digest& d) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  for (const std::byte b : d) {
-    out.push_back(digits[std::to_integer<unsigned>(b) >> 4]);
-    out.push_back(digits[std::to_integer<unsigned>(b) & 15]);
-  }
-  return out;
-}
+std::string hex_digest(const field::sha256::digest& d) { return field::to_hex(d); }
 
 std::string hex_u64(std::uint64_t v) {
   char text[19];

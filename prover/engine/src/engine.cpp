@@ -517,16 +517,6 @@ std::string key_name(const std::string& circuit, unsigned log_constraints) {
   return circuit + "/" + std::to_string(log_constraints);
 }
 
-std::string hex_of(std::span<const std::byte> bytes) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  for (const std::byte b : bytes) {
-    out.push_back(digits[std::to_integer<unsigned>(b) >> 4]);
-    out.push_back(digits[std::to_integer<unsigned>(b) & 15]);
-  }
-  return out;
-}
-
 }  // namespace
 
 // Checks every configured key against its circuit (counts and domain) and prepares its verifying
@@ -586,7 +576,7 @@ void engine_core::load_keys() {
         key_entry{k, groth16::prepared_verifying_key::from(k.pk->vk), {}});
     const std::vector<std::uint8_t> vk_bytes = groth16::encode_verifying_key(k.pk->vk);
     const auto digest = field::sha256::hash(std::as_bytes(std::span(vk_bytes)));
-    entry->vk_sha256 = hex_of(std::as_bytes(std::span(digest)));
+    entry->vk_sha256 = field::to_hex(digest);
     key_bytes_ += k.pk->bytes();
     keys_.emplace(std::make_pair(k.circuit, k.log_constraints), std::move(entry));
   }

@@ -114,4 +114,15 @@ sha256::digest sha256::hash(std::span<const std::byte> data) noexcept {
   return hasher.finish();
 }
 
+std::string to_hex(std::span<const std::byte> bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * bytes.size());
+  for (const std::byte b : bytes) {
+    out.push_back(digits[std::to_integer<unsigned>(b) >> 4]);
+    out.push_back(digits[std::to_integer<unsigned>(b) & 15]);
+  }
+  return out;
+}
+
 }  // namespace coprove::field

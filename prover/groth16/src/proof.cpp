@@ -2,6 +2,7 @@
 #include <coprove/groth16/proof.hpp>
 
 #include <coprove/field/encoding.hpp>
+#include <coprove/field/sha256.hpp>
 #include <coprove/field/scalar.hpp>
 
 #include <boost/json.hpp>
@@ -43,17 +44,7 @@ proof decode_proof(std::span<const std::uint8_t> bytes) {
   return p;
 }
 
-std::string encode_proof_hex(const proof& p) {
-  static constexpr char digits[] = "0123456789abcdef";
-  const auto bytes = encode_proof(p);
-  std::string out;
-  out.reserve(2 * bytes.size());
-  for (const std::uint8_t b : bytes) {
-    out.push_back(digits[b >> 4]);
-    out.push_back(digits[b & 15]);
-  }
-  return out;
-}
+std::string encode_proof_hex(const proof& p) { return field::to_hex(std::as_bytes(std::span(encode_proof(p)))); }
 
 proof decode_proof_hex(std::string_view hex) {
   if (hex.size() != 2 * proof_bytes)

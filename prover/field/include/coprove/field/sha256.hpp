@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace coprove::field {
@@ -32,5 +33,8 @@ class sha256 {
   std::size_t buffered_ = 0;
   std::uint64_t length_ = 0;  // bytes seen so far
 };
+
+/// Lower-case hex of bytes (digests, encodings), two digits a byte.
+std::string to_hex(std::span<const std::byte> bytes);
 
 }  // namespace coprove::field
