@@ -44,7 +44,10 @@ proof decode_proof(std::span<const std::uint8_t> bytes) {
   return p;
 }
 
-std::string encode_proof_hex(const proof& p) { return field::to_hex(std::as_bytes(std::span(encode_proof(p)))); }
+std::string encode_proof_hex(const proof& p) {
+  const auto bytes = encode_proof(p);
+  return field::to_hex(std::as_bytes(std::span(bytes)));
+}
 
 proof decode_proof_hex(std::string_view hex) {
   if (hex.size() != 2 * proof_bytes)
