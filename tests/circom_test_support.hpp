@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -14,7 +15,10 @@
 
 namespace coprove::circom_fixtures {
 
+/// tests/data/circom, or $COPROVE_CIRCOM_DATA where the tests run on a copy of the tree elsewhere
+/// (the GPU host).
 inline std::filesystem::path circom_data_dir() {
+  if (const char* dir = std::getenv("COPROVE_CIRCOM_DATA"); dir != nullptr && *dir != '\0') return dir;
   return std::filesystem::path(COPROVE_SOURCE_DIR) / "tests" / "data" / "circom";
 }
 
