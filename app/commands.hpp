@@ -11,6 +11,7 @@ namespace coprove::app {
 std::string version();
 
 int run_command(const std::vector<std::string>& args);
+int prove_command(const std::vector<std::string>& args);
 int serve_command(const std::vector<std::string>& args);
 int setup_command(const std::vector<std::string>& args);
 int verify_command(const std::vector<std::string>& args);

@@ -17,6 +17,7 @@ constexpr const char* usage_text =
     "\n"
     "commands:\n"
     "  run      prove a workload (default: mimc 2^16 constraints, 16 partitions, 2 jobs) and report\n"
+    "  prove    prove circom witnesses (.wtns) with a snarkjs zkey; proof.json / public.json out\n"
     "  serve    HTTP/1.1 + JSON daemon (Unix socket by default)\n"
     "  setup    make the Groth16 keys of a circuit into a key directory\n"
     "  verify   check the proofs of a result or report file against a verifying key\n"
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 2, argv + argc);
   try {
     if (command == "run") return run_command(args);
+    if (command == "prove") return prove_command(args);
     if (command == "serve") return serve_command(args);
     if (command == "setup") return setup_command(args);
     if (command == "verify") return verify_command(args);

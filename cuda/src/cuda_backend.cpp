@@ -207,7 +207,8 @@ struct device_slot {
   int device = 0;
   std::size_t index = 0;
   stream work;
-  std::map<unsigned, std::unique_ptr<ntt_plan>> plans;  // by log size, kept once built
+  // By log size and roots (a zkey's domain is on ffjavascript's), kept once built.
+  std::map<std::pair<unsigned, field::domain_roots>, std::unique_ptr<ntt_plan>> plans;
   std::size_t capacity = 0;  // elements of each buffer
   device_buffer a, b, c;
   std::size_t witness_capacity = 0;
@@ -234,7 +235,7 @@ struct device_slot {
   }
 
   // Buffers of at least n elements and a plan for n; grown (blocking) the first time a size is seen.
-  void prepare(unsigned log_n) {
+  void prepare(unsigned log_n, field::domain_roots roots) {
     const std::size_t n = std::size_t{1} << log_n;
     if (capacity < n) {
       // The stream may still read the old buffers: finish it before freeing them.
@@ -252,11 +253,13 @@ struct device_slot {
       COPROVE_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&evaluation.data),
                                   4 * sizeof(field::fr) + evaluation_scratch_bytes(log_n)));
     }
-    if (plans.find(log_n) == plans.end()) plans.emplace(log_n, std::make_unique<ntt_plan>(log_n, device));
+    const auto key = std::make_pair(log_n, roots);
+    if (plans.find(key) == plans.end()) plans.emplace(key, std::make_unique<ntt_plan>(log_n, device, roots));
   }
 
-  bool prepared_for(unsigned log_n) const noexcept {
-    return capacity >= (std::size_t{1} << log_n) && evaluation.data != nullptr && plans.find(log_n) != plans.end();
+  bool prepared_for(unsigned log_n, field::domain_roots roots) const noexcept {
+    return capacity >= (std::size_t{1} << log_n) && evaluation.data != nullptr &&
+           plans.find(std::make_pair(log_n, roots)) != plans.end();
   }
 
   std::unique_ptr<stage_events> take_events() {
@@ -364,10 +367,10 @@ class cuda_backend final : public engine::compute_backend {
     const unsigned log_n = task.domain->log_size();
     device_slot& w = *slots_[worker.device * slots_per_device_ + worker.slot];
     scoped_device on(w.device);
-    if (!w.prepared_for(log_n)) {
+    if (!w.prepared_for(log_n, task.domain->roots())) {
       // A size this device has not seen: buffers and plans for every slot of the device at once
       // (blocking, once per size), so that later partitions never wait for a plan.
-      for (std::size_t s = 0; s < slots_per_device_; ++s) slots_[worker.device * slots_per_device_ + s]->prepare(log_n);
+      for (std::size_t s = 0; s < slots_per_device_; ++s) slots_[worker.device * slots_per_device_ + s]->prepare(log_n, task.domain->roots());
     }
     const device_pce* pce = nullptr;
     if (task.stages.contains(engine::quotient_stage::spmv)) {
@@ -389,7 +392,7 @@ class cuda_backend final : public engine::compute_backend {
     events->owner = this;
     events->slot = &w;
     events->stages = task.stages;
-    events->h2d_bytes = pce != nullptr ? task.witness.size_bytes() : 3 * bytes;
+    events->h2d_bytes = pce != nullptr ? task.witness.size_bytes() : (task.c.empty() ? 2 : 3) * bytes;
     events->matrices = task.matrices;
     events->done = std::move(done);
     {
@@ -459,7 +462,8 @@ class cuda_backend final : public engine::compute_backend {
       } else {
         COPROVE_CUDA_TRY(cudaMemcpyAsync(w.a.data, task.a.data(), bytes, cudaMemcpyHostToDevice, s));
         COPROVE_CUDA_TRY(cudaMemcpyAsync(w.b.data, task.b.data(), bytes, cudaMemcpyHostToDevice, s));
-        COPROVE_CUDA_TRY(cudaMemcpyAsync(w.c.data, task.c.data(), bytes, cudaMemcpyHostToDevice, s));
+        if (!task.c.empty())  // the odd-coset form forms c from a and b
+          COPROVE_CUDA_TRY(cudaMemcpyAsync(w.c.data, task.c.data(), bytes, cudaMemcpyHostToDevice, s));
       }
       events.h2d.record(s);
     }
@@ -479,7 +483,12 @@ class cuda_backend final : public engine::compute_backend {
     events.evaluated.record(s);
     {
       nvtx_range range("coprove quotient");
-      quotient_async(*w.plans.at(log_n), w.a.data, w.b.data, w.c.data, s);
+      const ntt_plan& plan = *w.plans.at(std::make_pair(log_n, task.domain->roots()));
+      if (task.form == field::quotient_form::odd_coset_evaluations) {
+        quotient_odd_coset_async(plan, w.a.data, w.b.data, w.c.data, s);
+      } else {
+        quotient_async(plan, w.a.data, w.b.data, w.c.data, s);
+      }
       events.compute.record(s);
     }
     if (evaluate) {

@@ -24,6 +24,7 @@ using field::fr;
 struct ntt_plan_state {
   unsigned log_n = 0;
   int device = 0;
+  field::domain_roots roots = field::domain_roots::standard;
   ntt_schedule schedule{};
   unsigned split = 0;
   void* tables = nullptr;
@@ -41,6 +42,9 @@ struct ntt_plan_state {
   const void* coset_inv_lo = nullptr;       // g^-e
   const void* coset_inv_hi_post = nullptr;  // g^-(e << split) * inverse_factor
   const void* coset_inv_hi_quotient = nullptr;  // g^-(e << split) * inverse_factor / (g^n - 1)
+  // The odd coset's shift s = omega_2n (snarkjs's quotient form): s^e and s^(e << split) * inverse_factor.
+  const void* odd_lo = nullptr;
+  const void* odd_hi_post = nullptr;
   ntt_constant size_inv{};
   ntt_constant c_scale{};  // inverse_factor / (g^n - 1): C's coefficients in the quotient
   cudaMemPool_t pool = nullptr;
@@ -192,6 +196,14 @@ void check_buffer(const ntt_plan& plan, const fr* d, const char* what) {
                                 std::to_string(plan.device()));
 }
 
+void check_quotient_buffers(const ntt_plan& plan, const fr* d_a, const fr* d_b, const fr* d_c, const char* function) {
+  check_buffer(plan, d_a, "d_a");
+  check_buffer(plan, d_b, "d_b");
+  check_buffer(plan, d_c, "d_c");
+  if (d_a == d_b || d_a == d_c || d_b == d_c)
+    throw std::invalid_argument(std::string(function) + ": d_a, d_b and d_c must be distinct buffers");
+}
+
 enum class transform_kind { forward, inverse, coset_forward, coset_inverse };
 
 void transform_async(const ntt_plan& plan, fr* d_data, cudaStream_t stream, transform_kind kind) {
@@ -232,7 +244,7 @@ void transform_async(const ntt_plan& plan, fr* d_data, cudaStream_t stream, tran
 
 void detail::set_ntt_boundary_table_max_log(unsigned log_n) noexcept { boundary_table_max_log.store(log_n); }
 
-ntt_plan::ntt_plan(unsigned log_n, int device) : state_(std::make_unique<detail::ntt_plan_state>()) {
+ntt_plan::ntt_plan(unsigned log_n, int device, field::domain_roots roots) : state_(std::make_unique<detail::ntt_plan_state>()) {
   if (log_n < min_log_size || log_n > max_log_size)
     throw std::invalid_argument("ntt_plan: log_n = " + std::to_string(log_n) + " is outside [" +
                                 std::to_string(min_log_size) + ", " + std::to_string(max_log_size) + "]");
@@ -245,11 +257,12 @@ ntt_plan::ntt_plan(unsigned log_n, int device) : state_(std::make_unique<detail:
   detail::ntt_plan_state& st = *state_;
   st.log_n = log_n;
   st.device = device;
+  st.roots = roots;
   st.schedule = detail::ntt_schedule::make(log_n);
   st.split = (log_n + 1) / 2;
 
   const std::size_t n = std::size_t{1} << log_n;
-  const field::evaluation_domain domain(n);
+  const field::evaluation_domain domain(n, roots);
   const fr g = field::evaluation_domain::coset_generator();
   const fr g_inv = field::evaluation_domain::coset_generator_inv();
   const unsigned roots_log = st.schedule.bits[0];
@@ -289,6 +302,9 @@ ntt_plan::ntt_plan(unsigned log_n, int device) : state_(std::make_unique<detail:
   const std::size_t i_coset_inv_hi_post = append(powers(g_inv_step, hi_count, st.inverse_factor));
   const std::size_t i_coset_inv_hi_q =
       append(powers(g_inv_step, hi_count, st.inverse_factor * domain.vanishing_on_coset_inv()));
+  const fr odd = domain.odd_coset_shift();
+  const std::size_t i_odd_lo = append(powers(odd, lo_count));
+  const std::size_t i_odd_hi_post = append(powers(odd.pow(std::uint64_t{lo_count}), hi_count, st.inverse_factor));
   std::size_t i_boundary[detail::ntt_max_passes - 1] = {};
   std::size_t i_boundary_inv[detail::ntt_max_passes - 1] = {};
   if (boundary_tables) {
@@ -325,6 +341,8 @@ ntt_plan::ntt_plan(unsigned log_n, int device) : state_(std::make_unique<detail:
   st.coset_inv_lo = at(i_coset_inv_lo);
   st.coset_inv_hi_post = at(i_coset_inv_hi_post);
   st.coset_inv_hi_quotient = at(i_coset_inv_hi_q);
+  st.odd_lo = at(i_odd_lo);
+  st.odd_hi_post = at(i_odd_hi_post);
 
   cudaMemPoolProps props{};
   props.allocType = cudaMemAllocationTypePinned;
@@ -343,6 +361,7 @@ ntt_plan& ntt_plan::operator=(ntt_plan&&) noexcept = default;
 unsigned ntt_plan::log_size() const noexcept { return state_->log_n; }
 std::size_t ntt_plan::size() const noexcept { return std::size_t{1} << state_->log_n; }
 int ntt_plan::device() const noexcept { return state_->device; }
+field::domain_roots ntt_plan::roots() const noexcept { return state_->roots; }
 unsigned ntt_plan::passes() const noexcept { return state_->schedule.passes; }
 std::size_t ntt_plan::table_bytes() const noexcept { return state_->table_bytes; }
 std::size_t ntt_plan::transform_scratch_bytes() const noexcept {
@@ -365,11 +384,7 @@ void coset_intt_async(const ntt_plan& plan, field::fr* d_data, cudaStream_t stre
 
 void quotient_async(const ntt_plan& plan, field::fr* d_a, field::fr* d_b, field::fr* d_c,
                     cudaStream_t stream) {
-  check_buffer(plan, d_a, "d_a");
-  check_buffer(plan, d_b, "d_b");
-  check_buffer(plan, d_c, "d_c");
-  if (d_a == d_b || d_a == d_c || d_b == d_c)
-    throw std::invalid_argument("quotient_async: d_a, d_b and d_c must be distinct buffers");
+  check_quotient_buffers(plan, d_a, d_b, d_c, "quotient_async");
   const ntt_plan_state& st = plan.state();
   const device_scope scope(st.device);
   const scratch_buffer scratch(st, st.schedule.passes > 1 ? 3 * plan.size() : 0, stream);
@@ -418,6 +433,52 @@ void quotient_async(const ntt_plan& plan, field::fr* d_a, field::fr* d_b, field:
   quotient.post[0].hi = st.coset_inv_hi_quotient;
   quotient.post[0].sub = d_c;
   run_transform(st, quotient, scratch.data(), stream);
+}
+
+void quotient_odd_coset_async(const ntt_plan& plan, field::fr* d_a, field::fr* d_b, field::fr* d_c,
+                              cudaStream_t stream) {
+  check_quotient_buffers(plan, d_a, d_b, d_c, "quotient_odd_coset_async");
+  const ntt_plan_state& st = plan.state();
+  const device_scope scope(st.device);
+  const scratch_buffer scratch(st, st.schedule.passes > 1 ? 3 * plan.size() : 0, stream);
+
+  // 1. C = a * b on the domain (snarkjs's buildABC1), formed as the inverse transform's first pass
+  //    loads it from a copy of a, to coefficients times s^k (the odd coset's shift).
+  COPROVE_CUDA_TRY(cudaMemcpyAsync(d_c, d_a, plan.size() * sizeof(fr), cudaMemcpyDeviceToDevice, stream));
+  transform_request c_coefficients;
+  c_coefficients.data[0] = d_c;
+  c_coefficients.direction = &st.inverse;
+  c_coefficients.pre = detail::ntt_pre::product;
+  c_coefficients.src_b = d_b;
+  c_coefficients.post[0].kind = detail::ntt_post::coset;
+  c_coefficients.post[0].lo = st.odd_lo;
+  c_coefficients.post[0].hi = st.odd_hi_post;
+  run_transform(st, c_coefficients, scratch.data(), stream);
+
+  // 2. A and B the same way.
+  transform_request coefficients;
+  coefficients.batch = 2;
+  coefficients.data[0] = d_a;
+  coefficients.data[1] = d_b;
+  coefficients.direction = &st.inverse;
+  for (unsigned v = 0; v < 2; ++v) {
+    coefficients.post[v].kind = detail::ntt_post::coset;
+    coefficients.post[v].lo = st.odd_lo;
+    coefficients.post[v].hi = st.odd_hi_post;
+  }
+  run_transform(st, coefficients, scratch.data(), stream);
+
+  // 3. All three on the odd coset.
+  transform_request evaluate;
+  evaluate.batch = 3;
+  evaluate.data[0] = d_a;
+  evaluate.data[1] = d_b;
+  evaluate.data[2] = d_c;
+  evaluate.direction = &st.forward;
+  run_transform(st, evaluate, scratch.data(), stream);
+
+  // 4. joinABC: A*B - C, no division by Z (the zkey's H points hold it).
+  detail::launch_join_abc(d_a, d_b, d_c, d_a, plan.size(), stream);
 }
 
 }  // namespace coprove::cuda

@@ -241,6 +241,13 @@ __global__ void field_ops_kernel(const fr_device* a, const fr_device* b, fr_devi
   }
 }
 
+__global__ void join_abc_kernel(const fr_device* a, const fr_device* b, const fr_device* c, fr_device* out,
+                                std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x)
+    fr_store(out + i, fr_load(a + i) * fr_load(b + i) - fr_load(c + i));
+}
+
 __global__ void lazy_product_kernel(const fr_device* a, const fr_device* b, const fr_device* c, fr_device* product,
                                     std::size_t n) {
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
@@ -322,6 +329,15 @@ void launch_field_ops_check(const void* a, const void* b, void* sum, void* diffe
   field_ops_kernel<<<blocks, threads, 0, stream>>>(
       static_cast<const fr_device*>(a), static_cast<const fr_device*>(b), static_cast<fr_device*>(sum),
       static_cast<fr_device*>(difference), static_cast<fr_device*>(product), n);
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+void launch_join_abc(const void* a, const void* b, const void* c, void* out, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  const unsigned threads = 256;
+  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + threads - 1) / threads, 4096));
+  join_abc_kernel<<<blocks, threads, 0, stream>>>(static_cast<const fr_device*>(a), static_cast<const fr_device*>(b),
+                                                  static_cast<const fr_device*>(c), static_cast<fr_device*>(out), n);
   COPROVE_CUDA_CHECK_LAUNCH();
 }
 

@@ -7,6 +7,8 @@
 #include <coprove/engine/engine.hpp>
 #include <coprove/engine/host_backend.hpp>
 #include <coprove/groth16/verifier.hpp>
+#include <coprove/groth16/zkey.hpp>
+#include <coprove/r1cs/circom_witness.hpp>
 #include <coprove/runtime/spin_runner.hpp>
 #include <support/test_keys.hpp>
 
@@ -16,6 +18,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "circom_test_support.hpp"
 #include "engine_test_support.hpp"
 
 #include <atomic>
@@ -84,6 +87,49 @@ TEST_CASE("proofs from the CUDA backend's quotient verify and equal the host bac
     INFO("partition " << p);
     REQUIRE(on_gpu.partitions[p].proof);
     CHECK(on_gpu.partitions[p].is_pinned);
+    CHECK(coprove::groth16::verify(pvk, *on_gpu.partitions[p].proof, on_gpu.partitions[p].public_inputs).accepted);
+    CHECK(*on_gpu.partitions[p].proof == *on_host.partitions[p].proof);
+  }
+}
+
+TEST_CASE("proofs from a zkey and circom witnesses on the CUDA backend verify and equal the host backend's",
+          "[cuda][engine][gpu][proof][zkey]") {
+  REQUIRE(cuda::cuda_device_count() > 0);
+  running_io rt;
+  const auto dir = coprove::circom_fixtures::circom_data_dir();
+  const auto key = std::make_shared<const coprove::groth16::zkey>(coprove::groth16::read_zkey(dir / "poseidon_chain.zkey"));
+  auto config = [&] {
+    engine_config cfg;
+    cfg.max_log_constraints = 12;
+    cfg.memory_budget_bytes = std::size_t{2} << 30;
+    cfg.zkey_circuits = {{"poseidon", key}};
+    cfg.insecure_proof_seed = 9;
+    return cfg;
+  };
+  prove_request r;
+  r.circuit = "poseidon";
+  r.witnesses = std::make_shared<const std::vector<std::vector<fr>>>(std::vector<std::vector<fr>>{
+      read_wtns(dir / "poseidon_chain_1.wtns"), read_wtns(dir / "poseidon_chain_2.wtns")});
+  prove_result on_gpu, on_host;
+  {
+    engine e(rt.io.get_executor(), config(), cuda::make_cuda_backend({}, 2));
+    auto [ec, result] = prove(e, r);
+    REQUIRE_FALSE(ec);
+    on_gpu = std::move(result);
+    require_at_baseline(e);
+  }
+  {
+    engine e(rt.io.get_executor(), config(), make_host_backend(1, 2));
+    auto [ec, result] = prove(e, r);
+    REQUIRE_FALSE(ec);
+    on_host = std::move(result);
+  }
+  const auto pvk = coprove::groth16::prepared_verifying_key::from(key->pk.vk);
+  REQUIRE(on_gpu.partitions.size() == 2);
+  for (std::size_t p = 0; p < 2; ++p) {
+    INFO("partition " << p);
+    REQUIRE(on_gpu.partitions[p].proof);
+    CHECK(on_gpu.partitions[p].spmv_on_backend);
     CHECK(coprove::groth16::verify(pvk, *on_gpu.partitions[p].proof, on_gpu.partitions[p].public_inputs).accepted);
     CHECK(*on_gpu.partitions[p].proof == *on_host.partitions[p].proof);
   }

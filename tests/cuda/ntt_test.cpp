@@ -326,6 +326,28 @@ void check_quotient(unsigned log_n) {
   CHECK(got == want);
 }
 
+/// snarkjs's odd-coset form on ffjavascript's roots, against field::compute_quotient_odd_coset.
+void check_quotient_odd_coset(unsigned log_n) {
+  CAPTURE(log_n);
+  const coprove::field::evaluation_domain domain(std::size_t{1} << log_n, coprove::field::domain_roots::ffjavascript);
+  const coprove::cuda::ntt_plan plan(log_n, 0, coprove::field::domain_roots::ffjavascript);
+  CHECK(plan.roots() == coprove::field::domain_roots::ffjavascript);
+  const auto a = random_elements(domain.size(), fresh_seed());
+  const auto b = random_elements(domain.size(), fresh_seed());
+  std::vector<fr> want(domain.size());
+  coprove::field::compute_quotient_odd_coset(a, b, want, domain);
+  device_vector da(domain.size()), db(domain.size()), dc(domain.size());
+  da.poison_and_copy_h2d(a);
+  db.poison_and_copy_h2d(b);
+  dc.poison_and_copy_h2d(b);  // holds no input: the GPU forms c from a and b
+  coprove::cuda::quotient_odd_coset_async(plan, da.data(), db.data(), dc.data(), nullptr);
+  check_cuda(cudaDeviceSynchronize(), "odd-coset quotient");
+  const auto got = da.copy_d2h();
+  CHECK(unwritten(got) == 0);
+  INFO(differences(got, want));
+  CHECK(got == want);
+}
+
 /// Raw limbs (Montgomery words, not values) at the ends of the range: 0, 1, r - 1, r - 2, all-ones
 /// limbs below r, and all-ones low limbs with a zero top limb.
 std::vector<fr> raw_edge_elements() {
@@ -446,7 +468,13 @@ TEST_CASE("GPU NTTs and the quotient without boundary tables equal the CPU's", "
   for (unsigned log_n : {12u, 17u}) {
     for (op which : {op::forward, op::inverse, op::coset_forward, op::coset_inverse}) check_transform(log_n, which);
     check_quotient(log_n);
+    check_quotient_odd_coset(log_n);
   }
+}
+
+TEST_CASE("the GPU odd-coset quotient (snarkjs's form) equals the CPU's bit for bit", "[cuda][ntt][quotient][gpu]") {
+  if (!have_gpu()) FAIL("no CUDA device");
+  for (unsigned log_n : {1u, 3u, 10u, 11u, 12u, 14u, 16u, 18u, 20u}) check_quotient_odd_coset(log_n);
 }
 
 TEST_CASE("GPU NTTs and the quotient at 2^23 and 2^24 equal the CPU's", "[cuda][ntt][quotient][gpu][slow]") {

@@ -5,6 +5,8 @@
 
 #include <coprove/field/evaluation.hpp>
 #include <coprove/field/quotient.hpp>
+#include <coprove/groth16/zkey.hpp>
+#include <coprove/r1cs/circom_witness.hpp>
 #include <coprove/r1cs/circuits.hpp>
 #include <coprove/r1cs/pce.hpp>
 
@@ -15,6 +17,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_future.hpp>
+
+#include "circom_test_support.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -287,4 +291,36 @@ TEST_CASE("a cancellation slot does not abort the host backend's work", "[prover
   CHECK(seen->result.h_copied);
   CHECK(p.h == p.expected_h);
   CHECK(seen->result.values == p.expected_values(zeta));
+}
+
+TEST_CASE("the odd-coset form of a zkey's witness gives snarkjs's h, from the assignment or from a and b",
+          "[prover][backend][zkey][cpu]") {
+  host_backend backend(1, 1);
+  const auto dir = coprove::circom_fixtures::circom_data_dir();
+  const auto key = coprove::groth16::read_zkey(dir / "poseidon_chain.zkey");
+  const auto w = read_wtns(dir / "poseidon_chain_2.wtns", key.num_variables());
+  const auto expected = coprove::groth16::zkey_quotient(key, w);
+  const evaluation_domain domain = key.domain();
+  const std::size_t n = domain.size();
+
+  std::vector<fr> h(n);
+  auto from_w = quotient_task::from_assignment(w, key.matrices, domain).in_odd_coset_form();
+  from_w.copy_h_to_host(h);
+  const quotient_result r = run(backend, worker_slot{0, 0}, from_w);
+  CHECK(r.h_copied);
+  CHECK(h == expected);
+
+  std::vector<fr> a(n), b(n), c(n), h2(n);
+  key.matrices->evaluate(w, a, b, c);
+  auto from_ab = quotient_task::from_evaluations(a, b, {}, domain).in_odd_coset_form();
+  from_ab.copy_h_to_host(h2);
+  run(backend, worker_slot{0, 0}, from_ab);
+  CHECK(h2 == expected);
+
+  // The form's limits: no evaluation at zeta, no c.
+  auto at_zeta = quotient_task::from_evaluations(a, b, {}, domain).in_odd_coset_form();
+  at_zeta.evaluate_at(fr::one());
+  CHECK_THROWS_WITH(check_quotient_task("host", at_zeta), Catch::Matchers::Contains("cannot be evaluated at zeta"));
+  auto with_c = quotient_task::from_evaluations(a, b, c, domain).in_odd_coset_form();
+  CHECK_THROWS_WITH(check_quotient_task("host", with_c), Catch::Matchers::Contains("no c"));
 }

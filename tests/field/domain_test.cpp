@@ -68,3 +68,19 @@ TEST_CASE("twiddle tables hold each level's roots and are shared by copies of a 
   const evaluation_domain copy = domain;
   CHECK(copy.forward_twiddles().data() == forward.data());
 }
+
+TEST_CASE("an ffjavascript domain's roots are snarkjs's Fr.w[k] (5^((r-1)/2^32) squared down)",
+          "[prover][domain][cpu]") {
+  using coprove::field::domain_roots;
+  // Fr.w[1], Fr.w[2] and Fr.w[32] of ffjavascript's buildBls12381, printed by node.
+  CHECK(evaluation_domain(2, domain_roots::ffjavascript).omega() == -fr::one());
+  CHECK(evaluation_domain(4, domain_roots::ffjavascript).omega() ==
+        fr::from_hex("0x8d51ccce760304d0ec030002760300000001000000000000"));
+  const evaluation_domain full(std::size_t{1} << 32, domain_roots::ffjavascript);
+  CHECK(full.omega() == fr::from_hex("0x212d79e5b416b6f0fd56dc8d168d6c0c4024ff270b3e0941b788f500b912f1f"));
+  CHECK_THROWS_AS(full.odd_coset_shift(), std::domain_error);
+  // The two conventions differ, so a zkey's quotient needs its own domain.
+  CHECK(evaluation_domain(1 << 10, domain_roots::ffjavascript).omega() != evaluation_domain(1 << 10).omega());
+  CHECK(evaluation_domain(1 << 10, domain_roots::ffjavascript).odd_coset_shift() ==
+        evaluation_domain(1 << 11, domain_roots::ffjavascript).omega());
+}

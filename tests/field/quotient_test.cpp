@@ -176,3 +176,37 @@ TEST_CASE("compute_quotient refuses wrong lengths and an output that overlaps an
   CHECK_THROWS_AS(compute_quotient(a, b, c, std::span<fr>(a), domain), std::invalid_argument);
   CHECK(h == std::vector<fr>(16, fr::one()));
 }
+
+TEST_CASE("the odd-coset form holds A*B - C at omega_2n * omega^i with C interpolating a*b",
+          "[prover][quotient][cpu]") {
+  for (const domain_roots roots : {domain_roots::standard, domain_roots::ffjavascript}) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{16}, std::size_t{64}}) {
+      const evaluation_domain domain(n, roots);
+      std::mt19937_64 gen(n + 100);
+      const auto a_evals = random_vector(n, gen);
+      const auto b_evals = random_vector(n, gen);
+      std::vector<fr> c_evals(n);
+      for (std::size_t i = 0; i < n; ++i) c_evals[i] = a_evals[i] * b_evals[i];
+      std::vector<fr> h(n);
+      compute_quotient_odd_coset(a_evals, b_evals, h, domain);
+
+      const auto a = coefficients(a_evals, domain), b = coefficients(b_evals, domain),
+                 c = coefficients(c_evals, domain);
+      const fr shift = domain.odd_coset_shift();
+      CHECK(shift * shift == domain.omega());
+      fr x = shift;
+      for (std::size_t i = 0; i < n; ++i) {
+        CHECK(h[i] == horner(a, x) * horner(b, x) - horner(c, x));
+        x *= domain.omega();
+      }
+    }
+  }
+}
+
+TEST_CASE("the odd-coset form refuses spans of the wrong size or overlapping h", "[prover][quotient][cpu]") {
+  const evaluation_domain domain(8, domain_roots::ffjavascript);
+  std::vector<fr> a(8, fr::one()), b(8, fr::one()), h(8), short_h(7);
+  CHECK_THROWS_AS(compute_quotient_odd_coset(a, b, short_h, domain), std::invalid_argument);
+  CHECK_THROWS_AS(compute_quotient_odd_coset(a, b, a, domain), std::invalid_argument);
+  CHECK_NOTHROW(compute_quotient_odd_coset(a, b, h, domain));
+}

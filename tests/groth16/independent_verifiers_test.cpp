@@ -9,7 +9,10 @@
 #include <coprove/groth16/key_files.hpp>
 #include <coprove/groth16/proof.hpp>
 #include <coprove/groth16/verifier.hpp>
+#include <coprove/groth16/zkey.hpp>
+#include <coprove/r1cs/circom_witness.hpp>
 
+#include "circom_test_support.hpp"
 #include "groth16/proved_circuits.hpp"
 
 #include <catch2/catch.hpp>
@@ -104,8 +107,10 @@ struct check_case {
   bool valid;
 };
 
-/// Checks every case with our verifier, noble (one node run) and snarkjs (one run a case).
-void check_with_all_verifiers(const verifying_key& vk, const std::vector<check_case>& cases) {
+/// Checks every case with our verifier, noble (one node run) and snarkjs (one run a case), snarkjs
+/// with the vk.json we write or, when given, with `snarkjs_vk` (one snarkjs exported itself).
+void check_with_all_verifiers(const verifying_key& vk, const std::vector<check_case>& cases,
+                              const std::filesystem::path& snarkjs_vk = {}) {
   const std::string node = require_node();
   temp_dir dir;
   write_verifying_key(vk, dir.path / "vk");
@@ -140,7 +145,8 @@ void check_with_all_verifiers(const verifying_key& vk, const std::vector<check_c
     const auto public_path = dir.path / ("public_" + std::to_string(i) + ".json");
     write_json(proof_path, proof_to_snarkjs_json(c.p));
     write_json(public_path, public_inputs_to_snarkjs_json(c.inputs));
-    const auto snarkjs = run(node + " " + quoted(snarkjs_cli) + " groth16 verify " + quoted(dir.path / "vk.json") +
+    const auto vk_json = snarkjs_vk.empty() ? dir.path / "vk.json" : snarkjs_vk;
+    const auto snarkjs = run(node + " " + quoted(snarkjs_cli) + " groth16 verify " + quoted(vk_json) +
                              " " + quoted(public_path) + " " + quoted(proof_path));
     INFO("snarkjs (status " << snarkjs.status << "): " << snarkjs.output);
     const bool snarkjs_ok = snarkjs.status == 0 && snarkjs.output.find("OK") != std::string::npos;
@@ -191,4 +197,26 @@ TEST_CASE("noble and snarkjs take our five public inputs in our order", "[groth1
                                         {"five inputs, second witness", p.proofs[1], p.witnesses[1].public_inputs, true},
                                         {"inputs 0 and 4 swapped", p.proofs[0], swapped, false},
                                     });
+}
+
+TEST_CASE("snarkjs and noble accept our proofs from a snarkjs zkey and circom witnesses and refuse tampered ones",
+          "[groth16][zkey][noble][snarkjs][cpu]") {
+  const auto dir = circom_fixtures::circom_data_dir();
+  const zkey key = read_zkey(dir / "poseidon_chain.zkey");
+  const auto pvk = prepared_verifying_key::from(key.pk.vk);
+  auto secrets = secret_source::system();
+  const auto w1 = r1cs::read_wtns(dir / "poseidon_chain_1.wtns", key.num_variables());
+  const auto w2 = r1cs::read_wtns(dir / "poseidon_chain_2.wtns", key.num_variables());
+  const circom_proof p1 = prove_zkey(key, pvk, w1, secrets);
+  const circom_proof p2 = prove_zkey(key, pvk, w2, secrets);
+  auto wrong = p1.public_signals;
+  wrong[1] += fr::one();
+  check_with_all_verifiers(key.pk.vk,
+                           {
+                               {"witness 1", p1.proof, p1.public_signals, true},
+                               {"witness 2", p2.proof, p2.public_signals, true},
+                               {"public input plus one", p1.proof, wrong, false},
+                               {"C of the other proof", {p1.proof.a, p1.proof.b, p2.proof.c}, p1.public_signals, false},
+                           },
+                           dir / "poseidon_chain.vk.json");
 }

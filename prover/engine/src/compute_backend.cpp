@@ -52,11 +52,18 @@ void check_quotient_task(std::string_view backend, const quotient_task& task) {
   if (has(quotient_stage::spmv) != has(quotient_stage::upload_assignment))
     refuse("a quotient task evaluates its matrices exactly when it uploads its assignment");
 
+  const bool odd_coset = task.form == field::quotient_form::odd_coset_evaluations;
+  if (odd_coset && has(quotient_stage::evaluate_at_zeta))
+    refuse("a quotient task in the odd-coset form cannot be evaluated at zeta");
   if (has(quotient_stage::upload_evaluations)) {
     if (!task.witness.empty()) refuse("a quotient task with a witness needs its matrices");
     if (task.matrices) refuse("a quotient task with a, b, c takes no matrices");
-    if (task.a.size() != n || task.b.size() != n || task.c.size() != n)
+    if (odd_coset) {
+      if (task.a.size() != n || task.b.size() != n || !task.c.empty())
+        refuse("a quotient task in the odd-coset form takes a and b of " + elements + " each and no c");
+    } else if (task.a.size() != n || task.b.size() != n || task.c.size() != n) {
       refuse("quotient task spans a, b, c must each hold " + elements);
+    }
   } else {
     if (!task.matrices) refuse("a quotient task with a witness needs its matrices");
     const pce_matrices& m = *task.matrices;
@@ -64,6 +71,8 @@ void check_quotient_task(std::string_view backend, const quotient_task& task) {
     if (m.domain_size != n)
       refuse("the matrices of " + m.circuit_id + " are for a domain of " + std::to_string(m.domain_size) +
              " rows, the task's has " + std::to_string(n));
+    if (odd_coset && m.c.nonzeros() != 0)
+      refuse("the matrices of " + m.circuit_id + " have a C, which the odd-coset form does not read");
     if (task.witness.size() != m.num_inputs + m.num_aux)
       refuse("the witness holds " + std::to_string(task.witness.size()) + " values, the matrices of " + m.circuit_id +
              " have " + std::to_string(m.num_inputs + m.num_aux) + " columns");

@@ -221,6 +221,7 @@ struct job {
   std::size_t reservation_bytes = 0;
   std::string circuit_id;     // the PCE key of the request's circuit
   std::shared_ptr<const key_entry> key;  // results = proof: the circuit's key
+  std::shared_ptr<const groth16::zkey> zkey;  // a zkey circuit: its key, witnesses in the request
   bool witness_fits = false;  // its assignment fits one vector of the domain
   std::uint64_t submit_ns = 0, end_ns = 0;
   // Written on the strand, read by status() from any thread.
@@ -296,6 +297,8 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   boost::asio::awaitable<synthesis_outcome> synthesize(const job& j, const partition_ref& ref,
                                                        partition_inputs& inputs);
   boost::asio::awaitable<void> await_pce_build(const std::string& circuit_id);
+  boost::asio::awaitable<synthesis_outcome> take_witness(const job& j, const partition_ref& ref,
+                                                         partition_inputs& inputs);
   boost::asio::awaitable<worker_ref> acquire_worker(const partition_ref& ref, partition_timings& timings);
   boost::asio::awaitable<void> make_resident(worker_ref worker, const partition_ref& ref,
                                              const std::shared_ptr<const pce_matrices>& matrices);
@@ -362,8 +365,17 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   bool lean_inputs_ = false;
   // The proving keys by (circuit, log size); fixed at construction.
   std::map<std::pair<std::string, unsigned>, std::shared_ptr<const key_entry>> keys_;
+  // The zkey circuits by name, with their key entries and domains (ffjavascript's roots).
+  struct zkey_entry {
+    std::shared_ptr<const groth16::zkey> key;
+    std::shared_ptr<const key_entry> keys;
+    std::shared_ptr<const evaluation_domain> domain;
+  };
+  std::map<std::string, zkey_entry> zkeys_;
   std::size_t key_bytes_ = 0;
   void load_keys();
+  void load_zkeys();
+  void validate_zkey_request(const zkey_entry& z, const prove_request& request) const;
 };
 
 namespace {
@@ -444,6 +456,7 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
       config_.synthesis_threads != 0 ? config_.synthesis_threads : std::max(1u, std::thread::hardware_concurrency());
   synthesis_threads_ = threads;
   load_keys();
+  load_zkeys();
 
   // The plan: every partition in flight holds a/b/c and h pinned and one synthesis working set
   // (and, proving, the MSMs' scratch); the proving keys are held once.
@@ -539,7 +552,7 @@ void engine_core::load_keys() {
     const circuit_shape shape = make_circuit(circuit, log, 1, 0)->shape();
     key_bytes_ += groth16::proving_key::estimate_bytes(shape.num_inputs, shape.num_aux, std::size_t{1} << log);
   }
-  if (config_.keys.empty() && config_.planned_keys.empty())
+  if (config_.keys.empty() && config_.planned_keys.empty() && config_.zkey_circuits.empty())
     throw std::invalid_argument(
         "engine_config.keys: results = proof needs the proving key of every circuit and size it proves, and none "
         "is given (coprove setup makes one; or set results = evaluation_record)");
@@ -582,6 +595,50 @@ void engine_core::load_keys() {
   }
 }
 
+// Each zkey circuit: a key entry (the zkey's queries, its prepared vk) and its domain, charged in
+// the memory plan; refused when its domain exceeds the buffers the plan sizes.
+void engine_core::load_zkeys() {
+  for (const zkey_circuit& z : config_.zkey_circuits) {
+    const std::string where = "engine_config.zkey_circuits (" + z.name + "): ";
+    if (!z.key) throw std::invalid_argument(where + "the zkey is null");
+    if (config_.results != result_kind::proof)
+      throw std::invalid_argument(where + "zkey circuits are proved; results = evaluation_record makes no proofs");
+    if (z.name.empty() || zkeys_.count(z.name) != 0 || keys_.count({z.name, 0}) != 0)
+      throw std::invalid_argument(where + "the name is empty or given twice");
+    const unsigned log_n = z.key->domain().log_size();
+    if (log_n > config_.max_log_constraints)
+      throw std::invalid_argument(where + "its domain of 2^" + std::to_string(log_n) +
+                                  " rows exceeds the memory plan's 2^" + std::to_string(config_.max_log_constraints) +
+                                  " (engine_config.max_log_constraints)");
+    // The aliasing pointer keeps the zkey alive while the key entry lives.
+    const std::shared_ptr<const groth16::proving_key> pk(z.key, &z.key->pk);
+    auto entry = std::make_shared<key_entry>(
+        key_entry{circuit_keys{z.name, log_n, pk, z.key->name}, groth16::prepared_verifying_key::from(pk->vk), {}});
+    const std::vector<std::uint8_t> vk_bytes = groth16::encode_verifying_key(pk->vk);
+    entry->vk_sha256 = field::to_hex(field::sha256::hash(std::as_bytes(std::span(vk_bytes))));
+    key_bytes_ += z.key->bytes();
+    zkeys_.emplace(z.name, zkey_entry{z.key, std::move(entry), std::make_shared<const evaluation_domain>(z.key->domain())});
+  }
+}
+
+void engine_core::validate_zkey_request(const zkey_entry& z, const prove_request& request) const {
+  if (!request.witnesses || request.witnesses->empty())
+    throw std::invalid_argument("witnesses: " + request.circuit + " is a zkey circuit; each partition needs its witness");
+  if (request.witnesses->size() > config_.max_partitions_per_job)
+    throw std::invalid_argument("witnesses: " + std::to_string(request.witnesses->size()) + " exceed the limit of " +
+                                std::to_string(config_.max_partitions_per_job) +
+                                " (engine_config.max_partitions_per_job)");
+  for (std::size_t i = 0; i < request.witnesses->size(); ++i) {
+    const auto& w = (*request.witnesses)[i];
+    if (w.size() != z.key->num_variables())
+      throw std::invalid_argument("witnesses: witness " + std::to_string(i) + " has " + std::to_string(w.size()) +
+                                  " values, " + request.circuit + " " + std::to_string(z.key->num_variables()) +
+                                  " signals (a witness of another circuit)");
+    if (w[0] != fr::one())
+      throw std::invalid_argument("witnesses: witness " + std::to_string(i) + " does not start with the constant one");
+  }
+}
+
 void engine_core::start() {
   admission_config cfg;
   cfg.policy = config_.policy;
@@ -607,6 +664,9 @@ engine_core::circuit_facts engine_core::facts_of(const circuit& c) {
 }
 
 void engine_core::validate(const prove_request& request) const {
+  if (const auto z = zkeys_.find(request.circuit); z != zkeys_.end()) return validate_zkey_request(z->second, request);
+  if (request.witnesses)
+    throw std::invalid_argument("witnesses: given, but " + request.circuit + " is not a zkey circuit of the engine");
   validate_circuit_parameters(request.circuit, request.log_constraints);
   if (config_.results == result_kind::proof && keys_.count({request.circuit, request.log_constraints}) == 0) {
     std::string have;
@@ -626,9 +686,19 @@ void engine_core::validate(const prove_request& request) const {
 }
 
 std::uint64_t engine_core::submit(prove_request request) {
+  const auto zkey_it = zkeys_.find(request.circuit);
+  const zkey_entry* z = zkey_it == zkeys_.end() ? nullptr : &zkey_it->second;
+  if (z != nullptr && request.witnesses) {
+    request.partitions = request.witnesses->size();
+    request.log_constraints = z->domain->log_size();
+  }
   validate(request);
   std::optional<circuit_facts> facts;
-  {
+  if (z != nullptr) {
+    // A partition holds its witness (given), a, b and h (leased) and the proof's scratch; the
+    // assignment goes to the backend alone when it fits one vector of the domain.
+    facts = circuit_facts{1, z->key->matrices->circuit_id, z->key->num_variables() <= z->domain->size()};
+  } else {
     std::lock_guard lock(jobs_mutex_);
     auto it = circuit_facts_.find({request.circuit, request.log_constraints});
     if (it != circuit_facts_.end()) facts = it->second;
@@ -637,7 +707,7 @@ std::uint64_t engine_core::submit(prove_request request) {
   std::shared_ptr<const key_entry> key;
   std::size_t working_set = facts->working_set;
   if (config_.results == result_kind::proof) {
-    key = keys_.at({request.circuit, request.log_constraints});
+    key = z != nullptr ? z->keys : keys_.at({request.circuit, request.log_constraints});
     working_set += groth16::estimate_prove_working_set(key->keys.pk->num_variables(), key->keys.pk->domain_size());
   }
   const std::size_t capacity = memory_->capacity();
@@ -648,7 +718,9 @@ std::uint64_t engine_core::submit(prove_request request) {
                                 std::to_string(capacity) + ")");
   auto j = std::make_shared<job>();
   j->request = std::move(request);
-  j->domain = std::make_shared<const evaluation_domain>(std::size_t{1} << j->request.log_constraints);
+  j->domain = z != nullptr ? z->domain
+                           : std::make_shared<const evaluation_domain>(std::size_t{1} << j->request.log_constraints);
+  if (z != nullptr) j->zkey = z->key;
   j->reservation_bytes = working_set;
   j->circuit_id = facts->id;
   j->key = std::move(key);
@@ -664,7 +736,7 @@ std::uint64_t engine_core::submit(prove_request request) {
   j->running.assign(j->request.partitions, false);
   {
     std::lock_guard lock(jobs_mutex_);
-    circuit_facts_[{j->request.circuit, j->request.log_constraints}] = *facts;
+    if (z == nullptr) circuit_facts_[{j->request.circuit, j->request.log_constraints}] = *facts;
     j->id = next_job_id_++;
     jobs_.emplace(j->id, j);
     // Forget the oldest finished jobs beyond the retention limit (the strand keeps its own
@@ -765,6 +837,15 @@ void stop_if_cancelled(const job& j, boost::asio::cancellation_state state) {
 // evaluates a, b, c and h there as part of the quotient's work).
 // Only the assignment goes to a backend that evaluates the matrices itself.
 quotient_task make_task(const job& j, std::size_t index, partition_inputs& inputs, const synthesis_outcome& s) {
+  if (j.zkey) {
+    // snarkjs's form: no C, no evaluation at zeta (the proof, verified after, is the check).
+    quotient_task task =
+        s.matrices ? quotient_task::from_assignment(std::span<const fr>(inputs.a_span().data(), s.assignment_size),
+                                                    s.matrices, *j.domain)
+                   : quotient_task::from_evaluations(inputs.a_span(), inputs.b_span(), {}, *j.domain);
+    task.in_odd_coset_form().copy_h_to_host(inputs.h_span());
+    return task;
+  }
   quotient_task task =
       s.matrices ? quotient_task::from_assignment(std::span<const fr>(inputs.a_span().data(), s.assignment_size),
                                                   s.matrices, *j.domain)
@@ -791,6 +872,7 @@ void take_device_outcome(partition_result& result, const device_outcome& device,
   result.timings.gpu_compute_ns = t.compute_ns;
   result.timings.d2h_ns = t.d2h_ns;
   result.timings.evaluation_ns = t.evaluation_ns;
+  if (task.form == field::quotient_form::odd_coset_evaluations) return;  // no record: the proof is checked
   const evaluation_values& v = device.result.values;
   result.record = evaluation_record{task.zeta, v.a, v.b, v.c, v.h};
   result.verified = verify(result.record, j.domain->size());
@@ -891,7 +973,7 @@ boost::asio::awaitable<void> engine_core::acquire_inputs(const job& j, const par
   // configured synthesizer sends assignments) leases a and h; b and c follow only if its
   // synthesis needs them after all.
   const bool lean = lean_inputs_ && j.witness_fits &&
-                    (config_.synthesizer || pce_->expects_deferral(j.circuit_id) ||
+                    (config_.synthesizer || j.zkey || pce_->expects_deferral(j.circuit_id) ||
                      full_in_flight_.contains(j.circuit_id));
   co_await lease_buffers(inputs, from, j.domain->size() * sizeof(fr), lean, j.circuit_id);
   stop_if_cancelled(j, co_await asio::this_coro::cancellation_state);
@@ -904,6 +986,7 @@ boost::asio::awaitable<void> engine_core::acquire_inputs(const job& j, const par
 // and synthesizes again with the full set.
 boost::asio::awaitable<synthesis_outcome> engine_core::synthesize(const job& j, const partition_ref& ref,
                                                                   partition_inputs& inputs) {
+  if (j.zkey) co_return co_await take_witness(j, ref, inputs);
   bool run_hook = true;
   for (;;) {
     observer_.synthesis_started();
@@ -937,6 +1020,43 @@ boost::asio::awaitable<synthesis_outcome> engine_core::synthesize(const job& j, 
     observer_.synthesized(ref, s.lane, s.start, s.end, path, s.matrices != nullptr);
     co_return s;
   }
+}
+
+// A zkey circuit's partition: its witness instead of a synthesis. Only the assignment goes to a
+// backend that evaluates the matrices when it fits `a`; otherwise A w and B w are evaluated here
+// into a and b (the leased set is full then) and the witness is kept for the proof.
+boost::asio::awaitable<synthesis_outcome> engine_core::take_witness(const job& j, const partition_ref& ref,
+                                                                    partition_inputs& inputs) {
+  observer_.synthesis_started();
+  synthesis_outcome s = co_await run_on_cpu<synthesis_outcome>([&] {
+    synthesis_outcome out;
+    out.lane = observer_.synthesis_lane();
+    out.start = now_ns();
+    const std::vector<fr>& w = (*j.request.witnesses)[ref.partition];
+    out.output.public_inputs.assign(w.begin() + 1, w.begin() + 1 + static_cast<std::ptrdiff_t>(j.zkey->num_public));
+    const std::span<fr> a = inputs.a_span();
+    if (config_.backend_spmv && j.witness_fits) {
+      std::copy(w.begin(), w.end(), a.begin());
+      out.matrices = j.zkey->matrices;
+      out.assignment_size = w.size();
+    } else if (inputs.b_span().empty()) {
+      out.needs_abc = true;
+    } else {
+      std::vector<fr> c(a.size());
+      j.zkey->matrices->evaluate(w, a, inputs.b_span(), c);
+      out.assignment = w;
+    }
+    out.end = now_ns();
+    return out;
+  });
+  observer_.synthesis_stopped();
+  if (s.needs_abc) {
+    input_sources from = sources();
+    co_await acquire_late_abc(inputs, from, j.domain->size() * sizeof(fr), j.circuit_id);
+    co_return co_await take_witness(j, ref, inputs);
+  }
+  observer_.synthesized(ref, s.lane, s.start, s.end, synthesis_path::witness, s.matrices != nullptr);
+  co_return s;
 }
 
 boost::asio::awaitable<void> engine_core::await_pce_build(const std::string& circuit_id) {
@@ -1086,6 +1206,10 @@ boost::asio::awaitable<void> engine_core::prove_partition(const job& j, const pa
   result.timings.prove_ns = p.proved - p.start;
   result.timings.proof_verify_ns = p.verified - p.proved;
   result.verified = p.check.accepted;
+  if (!p.check && j.zkey)
+    throw partition_failure(engine_errc::verification_failed,
+                            what + ": the witness does not satisfy the circuit (its proof does not verify with " +
+                                j.zkey->name + "'s verifying key)");
   if (!p.check)
     throw partition_failure(engine_errc::verification_failed,
                             what + ": its proof does not verify with the key of " +

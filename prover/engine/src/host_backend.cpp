@@ -108,7 +108,11 @@ void run_stages(const quotient_task& task, detail::host_slot_scratch& scratch, q
     scratch.h.resize(n);
     h = scratch.h;
   }
-  compute_quotient(a, b, c, h, *task.domain);
+  if (task.form == field::quotient_form::odd_coset_evaluations) {
+    field::compute_quotient_odd_coset(a, b, h, *task.domain);
+  } else {
+    compute_quotient(a, b, c, h, *task.domain);
+  }
   const std::uint64_t quotient_end = now_ns();
   out.timings.compute_ns = quotient_end - spmv_end;
   if (task.stages.contains(quotient_stage::evaluate_at_zeta)) {

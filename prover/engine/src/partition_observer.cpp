@@ -193,6 +193,8 @@ void partition_observer::synthesized(const partition_ref& p, std::uint32_t cpu_l
       add(pce_slow_);
       metrics_->pce_slow->inc();
       break;
+    case synthesis_path::witness:  // nothing synthesized: the request brought the witness
+      break;
   }
   if (spmv_on_backend) add(spmv_on_backend_);
 }

@@ -22,11 +22,13 @@ struct domain_tables {
 
 namespace {
 
-/// 7^((r-1)/2^32): a primitive 2^32-th root of unity.
-const fr& root_of_unity_2_32() {
-  static const fr root =
+/// A primitive 2^32-th root of unity: 7^((r-1)/2^32), or ffjavascript's 5^((r-1)/2^32).
+const fr& root_of_unity_2_32(domain_roots roots) {
+  static const fr seven =
       fr::from_hex("0x16a2a19edfe81f20d09b681922c813b4b63683508c2280b93829971f439f0d2b");
-  return root;
+  static const fr five =
+      fr::from_hex("0x0212d79e5b416b6f0fd56dc8d168d6c0c4024ff270b3e0941b788f500b912f1f");
+  return roots == domain_roots::ffjavascript ? five : seven;
 }
 
 constexpr unsigned two_adicity = 32;
@@ -57,18 +59,26 @@ void build_twiddles(std::vector<fr>& table, std::size_t n, const fr& root) {
 
 }  // namespace
 
-evaluation_domain::evaluation_domain(std::size_t n)
-    : size_(n), log_size_(0), tables_(std::make_shared<detail::domain_tables>()) {
+evaluation_domain::evaluation_domain(std::size_t n, domain_roots roots)
+    : size_(n), log_size_(0), roots_(roots), tables_(std::make_shared<detail::domain_tables>()) {
   if (n == 0 || (n & (n - 1)) != 0 || n > (std::size_t{1} << two_adicity)) {
     throw std::invalid_argument("evaluation_domain: size " + std::to_string(n) +
                                 " is not a power of two in [1, 2^32]");
   }
   while ((std::size_t{1} << log_size_) < n) ++log_size_;
-  omega_ = root_of_unity_2_32();
+  omega_ = root_of_unity_2_32(roots);
   for (unsigned i = log_size_; i < two_adicity; ++i) omega_ = omega_.square();
   omega_inv_ = omega_.inverse();
   size_inv_ = fr::from_uint64(n).inverse();
   vanishing_on_coset_inv_ = (coset_generator().pow(static_cast<std::uint64_t>(n)) - fr::one()).inverse();
+}
+
+fr evaluation_domain::odd_coset_shift() const {
+  if (log_size_ >= two_adicity)
+    throw std::domain_error("evaluation_domain: a domain of 2^32 has no odd coset (no 2^33-th root of unity)");
+  fr shift = root_of_unity_2_32(roots_);
+  for (unsigned i = log_size_ + 1; i < two_adicity; ++i) shift = shift.square();
+  return shift;
 }
 
 fr evaluation_domain::coset_generator() noexcept {

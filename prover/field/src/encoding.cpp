@@ -64,6 +64,45 @@ struct field_codec<fq2> {
   }
 };
 
+/// ffjavascript's LEM form: fq's Montgomery limbs, 48 bytes little-endian; Fq2 c0 then c1.
+template <class Field>
+struct lem_codec;
+
+template <>
+struct lem_codec<fq> {
+  static constexpr std::size_t size = 48;
+  static void write(const fq& v, std::uint8_t* out) {
+    for (std::size_t i = 0; i < 48; ++i) out[i] = static_cast<std::uint8_t>(v.limbs[i / 8] >> (8 * (i % 8)));
+  }
+  /// nullopt when the limbs are not below p (a Montgomery form is canonical only then).
+  static std::optional<fq> read(const std::uint8_t* in) {
+    fq v = fq::zero();
+    for (std::size_t i = 0; i < 48; ++i) v.limbs[i / 8] |= std::uint64_t{in[i]} << (8 * (i % 8));
+    for (std::size_t i = 6; i-- > 0;) {
+      if (v.limbs[i] != constants::fq_modulus[i]) {
+        if (v.limbs[i] > constants::fq_modulus[i]) return std::nullopt;
+        return v;
+      }
+    }
+    return std::nullopt;  // equal to p
+  }
+};
+
+template <>
+struct lem_codec<fq2> {
+  static constexpr std::size_t size = 96;
+  static void write(const fq2& v, std::uint8_t* out) {
+    lem_codec<fq>::write(v.c0, out);
+    lem_codec<fq>::write(v.c1, out + 48);
+  }
+  static std::optional<fq2> read(const std::uint8_t* in) {
+    const auto c0 = lem_codec<fq>::read(in);
+    const auto c1 = lem_codec<fq>::read(in + 48);
+    if (!c0 || !c1) return std::nullopt;
+    return fq2{*c0, *c1};
+  }
+};
+
 template <class Curve>
 using affine = detail::affine_point<Curve>;
 
@@ -193,6 +232,28 @@ decode_result<affine<Curve>> from_json(const boost::json::value& v, subgroup_che
   return failure<Curve>(decode_error::json_not_affine);
 }
 
+template <class Curve, std::size_t N>
+std::array<std::uint8_t, N> encode_lem_point(const affine<Curve>& p) {
+  using codec = lem_codec<typename Curve::field>;
+  std::array<std::uint8_t, N> out{};
+  if (p.is_identity()) return out;
+  codec::write(p.x, out.data());
+  codec::write(p.y, out.data() + codec::size);
+  return out;
+}
+
+template <class Curve>
+decode_result<affine<Curve>> decode_lem_point(std::span<const std::uint8_t> bytes, subgroup_check check) {
+  using codec = lem_codec<typename Curve::field>;
+  if (bytes.size() != 2 * codec::size) return failure<Curve>(decode_error::wrong_length);
+  if (std::all_of(bytes.begin(), bytes.end(), [](std::uint8_t b) { return b == 0; }))
+    return decode_result<affine<Curve>>{affine<Curve>::identity(), {}};
+  const auto x = codec::read(bytes.data());
+  const auto y = codec::read(bytes.data() + codec::size);
+  if (!x || !y) return failure<Curve>(decode_error::coordinate_not_canonical);
+  return checked<Curve>(affine<Curve>::from_coordinates(*x, *y), check);
+}
+
 }  // namespace
 
 const std::error_category& decode_category() noexcept {
@@ -222,6 +283,15 @@ decode_result<g2_affine> decode_g2_uncompressed(std::span<const std::uint8_t> by
 }
 decode_result<g2_affine> decode_g2(std::span<const std::uint8_t> bytes, subgroup_check check) {
   return decode_either<g2_curve>(bytes, check);
+}
+
+std::array<std::uint8_t, 96> encode_lem(const g1_affine& p) { return encode_lem_point<g1_curve, 96>(p); }
+std::array<std::uint8_t, 192> encode_lem(const g2_affine& p) { return encode_lem_point<g2_curve, 192>(p); }
+decode_result<g1_affine> decode_g1_lem(std::span<const std::uint8_t> bytes, subgroup_check check) {
+  return decode_lem_point<g1_curve>(bytes, check);
+}
+decode_result<g2_affine> decode_g2_lem(std::span<const std::uint8_t> bytes, subgroup_check check) {
+  return decode_lem_point<g2_curve>(bytes, check);
 }
 
 boost::json::value to_snarkjs_json(const g1_affine& p) { return to_json<g1_curve>(p); }

@@ -47,13 +47,36 @@ void copy(std::span<const fr> in, std::span<fr> out) {
   }, pointwise_chunk);
 }
 
-/// Evaluations on H (natural order) -> evaluations on g*H (natural order), out of place.
-void to_coset_evaluations(std::span<const fr> in, std::span<fr> out,
-                          const evaluation_domain& domain) {
+/// Evaluations on H (natural order) -> evaluations on shift*H (natural order), in place.
+void to_coset_evaluations(std::span<fr> values, const evaluation_domain& domain, const fr& shift) {
+  const detail::bitrev_scale scale{domain.size_inv(), shift};
+  detail::dif(values, domain.inverse_twiddles(), &scale);
+  detail::dit(values, domain.forward_twiddles(), nullptr);
+}
+
+/// The same, out of place.
+void to_coset_evaluations(std::span<const fr> in, std::span<fr> out, const evaluation_domain& domain,
+                          const fr& shift) {
   copy(in, out);
-  const detail::bitrev_scale shift{domain.size_inv(), evaluation_domain::coset_generator()};
-  detail::dif(out, domain.inverse_twiddles(), &shift);
-  detail::dit(out, domain.forward_twiddles(), nullptr);
+  to_coset_evaluations(out, domain, shift);
+}
+
+void check_quotient_spans(const char* function, std::span<const fr> a, std::span<const fr> b,
+                          std::span<const fr> c, std::span<fr> h, std::size_t n) {
+  const auto check = [&](std::span<const fr> s, const char* name) {
+    if (s.size() != n) {
+      throw std::invalid_argument(std::string(function) + ": " + name + " has " + std::to_string(s.size()) +
+                                  " elements for a domain of size " + std::to_string(n));
+    }
+  };
+  check(a, "a");
+  check(b, "b");
+  if (c.data() != nullptr) check(c, "c");
+  check(h, "h");
+  const std::span<const fr> h_const(h.data(), h.size());
+  if (overlaps(h_const, a) || overlaps(h_const, b) || overlaps(h_const, c)) {
+    throw std::invalid_argument(std::string(function) + ": h overlaps an input");
+  }
 }
 
 /// h = h - c, both in bit-reversed order, then h into natural order: one pass over both.
@@ -77,21 +100,8 @@ void subtract_and_bit_reverse(std::span<fr> h, std::span<const fr> c, unsigned l
 void compute_quotient(std::span<const fr> a, std::span<const fr> b, std::span<const fr> c,
                       std::span<fr> h, const evaluation_domain& domain) {
   const std::size_t n = domain.size();
-  const auto check = [&](std::span<const fr> s, const char* name) {
-    if (s.size() != n) {
-      throw std::invalid_argument(std::string("compute_quotient: ") + name + " has " +
-                                  std::to_string(s.size()) + " elements for a domain of size " +
-                                  std::to_string(n));
-    }
-  };
-  check(a, "a");
-  check(b, "b");
-  check(c, "c");
-  check(h, "h");
-  const std::span<const fr> h_const(h.data(), h.size());
-  if (overlaps(h_const, a) || overlaps(h_const, b) || overlaps(h_const, c)) {
-    throw std::invalid_argument("compute_quotient: h overlaps an input");
-  }
+  if (c.data() == nullptr && n > 0) throw std::invalid_argument("compute_quotient: c is empty");
+  check_quotient_spans("compute_quotient", a, b, c, h, n);
 
   // Uninitialised scratch: every element is written by a copy before it is read.
   std::unique_ptr<fr[]> b_scratch(new fr[n]);
@@ -102,8 +112,8 @@ void compute_quotient(std::span<const fr> a, std::span<const fr> b, std::span<co
   const fr scale = domain.size_inv() * z_inv;
 
   // Transforms 1-4: A and B on the coset.
-  to_coset_evaluations(a, h, domain);
-  to_coset_evaluations(b, b_coset, domain);
+  to_coset_evaluations(a, h, domain, evaluation_domain::coset_generator());
+  to_coset_evaluations(b, b_coset, domain, evaluation_domain::coset_generator());
   // Transform 5: C's coefficients times 1/(g^n - 1), left in bit-reversed order.
   copy(c, c_coeffs);
   const detail::bitrev_scale c_scale{scale, fr::one()};
@@ -118,6 +128,33 @@ void compute_quotient(std::span<const fr> a, std::span<const fr> b, std::span<co
   const detail::bitrev_scale unshift{scale, evaluation_domain::coset_generator_inv()};
   detail::dif(h, domain.inverse_twiddles(), &unshift);
   subtract_and_bit_reverse(h, c_coeffs, domain.log_size());
+}
+
+const char* to_string(quotient_form form) noexcept {
+  return form == quotient_form::odd_coset_evaluations ? "odd_coset_evaluations" : "coefficients";
+}
+
+void compute_quotient_odd_coset(std::span<const fr> a, std::span<const fr> b, std::span<fr> h,
+                                const evaluation_domain& domain) {
+  const std::size_t n = domain.size();
+  check_quotient_spans("compute_quotient_odd_coset", a, b, {}, h, n);
+  const fr shift = domain.odd_coset_shift();
+
+  std::unique_ptr<fr[]> b_scratch(new fr[n]);
+  std::unique_ptr<fr[]> c_scratch(new fr[n]);
+  const std::span<fr> b_coset(b_scratch.get(), n);
+  const std::span<fr> c_coset(c_scratch.get(), n);
+  // C is a*b on the domain (snarkjs's buildABC1): the key has no C matrix.
+  parallel_for(0, n, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) c_coset[i] = a[i] * b[i];
+  }, pointwise_chunk);
+  to_coset_evaluations(a, h, domain, shift);
+  to_coset_evaluations(b, b_coset, domain, shift);
+  to_coset_evaluations(c_coset, domain, shift);
+  // joinABC: no division by Z, which the key's H points carry.
+  parallel_for(0, n, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) h[i] = h[i] * b_coset[i] - c_coset[i];
+  }, pointwise_chunk);
 }
 
 }  // namespace coprove::field

@@ -120,8 +120,10 @@ void proving_key::check_consistent(const key_shape* shape) const {
   if (vk.ic.size() + l.size() != variables)
     fail(std::to_string(vk.ic.size()) + " inputs and " + std::to_string(l.size()) + " auxiliaries do not make " +
          std::to_string(variables) + " variables");
-  const std::size_t n = h.size() + 1;
-  if ((n & (n - 1)) != 0) fail("h has " + std::to_string(h.size()) + " points, not a power of two minus one");
+  const std::size_t n = domain_size();
+  if (n == 0 || (n & (n - 1)) != 0)
+    fail("h has " + std::to_string(h.size()) + " points, not a power of two" +
+         (h_form == field::quotient_form::coefficients ? " minus one" : ""));
   if (shape != nullptr) {
     if (shape->num_inputs != vk.ic.size() || shape->num_aux != l.size() || shape->domain_size != n)
       fail("made for " + std::to_string(vk.ic.size()) + " inputs, " + std::to_string(l.size()) +

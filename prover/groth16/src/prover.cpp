@@ -37,7 +37,12 @@ proof prove_with_blinding(const proving_key& pk, std::span<const fr> assignment,
                                 " values, the key " + std::to_string(variables) + " variables");
   if (assignment.empty() || assignment[0] != fr::one())
     throw std::invalid_argument("prove: the assignment does not start with the constant one");
-  if (h.size() == n) {
+  if (pk.h_form == field::quotient_form::odd_coset_evaluations) {
+    // snarkjs's H: n values, none of which need be zero; satisfaction shows only in verification.
+    if (h.size() != n)
+      throw std::invalid_argument("prove: h has " + std::to_string(h.size()) + " values, the key's odd-coset form needs " +
+                                  std::to_string(n));
+  } else if (h.size() == n) {
     if (!h[n - 1].is_zero())
       throw std::invalid_argument("prove: h[n-1] is not zero: the assignment does not satisfy the circuit");
     h = h.first(n - 1);

@@ -11,6 +11,7 @@
 // buffer the plan allocates stream-ordered from its own memory pool.
 #pragma once
 
+#include <coprove/field/domain.hpp>
 #include <coprove/field/fr.hpp>
 
 #include <cuda_runtime_api.h>
@@ -36,9 +37,10 @@ class ntt_plan {
   static constexpr unsigned max_log_size = 30;
 
   /// Builds the tables for n = 2^log_n on `device` (blocking; restores the calling thread's
-  /// current device). Throws std::invalid_argument for log_n outside [1, 30] or a device that
-  /// does not exist, coprove::cuda::cuda_error when an allocation or copy fails.
-  ntt_plan(unsigned log_n, int device);
+  /// current device), omega from `roots` (ffjavascript's for a zkey's quotient). Throws
+  /// std::invalid_argument for log_n outside [1, 30] or a device that does not exist,
+  /// coprove::cuda::cuda_error when an allocation or copy fails.
+  ntt_plan(unsigned log_n, int device, field::domain_roots roots = field::domain_roots::standard);
   ~ntt_plan();
   ntt_plan(ntt_plan&&) noexcept;
   ntt_plan& operator=(ntt_plan&&) noexcept;
@@ -48,6 +50,7 @@ class ntt_plan {
   unsigned log_size() const noexcept;
   std::size_t size() const noexcept;
   int device() const noexcept;
+  field::domain_roots roots() const noexcept;
   /// Passes over device memory per transform.
   unsigned passes() const noexcept;
   /// Device memory the plan's tables occupy.
@@ -83,5 +86,12 @@ void coset_intt_async(const ntt_plan& plan, field::fr* d_data, cudaStream_t stre
 /// buffers must not overlap.
 void quotient_async(const ntt_plan& plan, field::fr* d_a, field::fr* d_b, field::fr* d_c,
                     cudaStream_t stream);
+
+/// snarkjs's quotient form, as field::compute_quotient_odd_coset (bit for bit): from the
+/// evaluations a, b on the domain, leaves in d_a (A*B - C)(s omega^i), s the plan's odd-coset shift
+/// and C the interpolation of a*b. d_b and d_c are overwritten; d_c needs no input. Six transforms
+/// and a pointwise pass. The three buffers must not overlap.
+void quotient_odd_coset_async(const ntt_plan& plan, field::fr* d_a, field::fr* d_b, field::fr* d_c,
+                              cudaStream_t stream);
 
 }  // namespace coprove::cuda

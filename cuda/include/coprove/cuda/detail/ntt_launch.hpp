@@ -81,6 +81,10 @@ void configure_ntt_kernels();
 /// Enqueues one pass; throws cuda_error when the launch fails.
 void launch_ntt_pass(const ntt_pass_args& args, cudaStream_t stream);
 
+/// out[i] = a[i] * b[i] - c[i] over n elements in device memory (out may be a): snarkjs's joinABC,
+/// the last step of the odd-coset quotient.
+void launch_join_abc(const void* a, const void* b, const void* c, void* out, std::size_t n, cudaStream_t stream);
+
 /// For the tests: sum[i] = a[i] + b[i], difference[i] = a[i] - b[i], product[i] = a[i] * b[i]
 /// with the device field arithmetic, over n elements in device memory.
 void launch_field_ops_check(const void* a, const void* b, void* sum, void* difference, void* product,

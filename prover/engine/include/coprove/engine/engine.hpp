@@ -13,6 +13,7 @@
 #include <coprove/engine/memory_plan.hpp>
 #include <coprove/groth16/keys.hpp>
 #include <coprove/groth16/proof.hpp>
+#include <coprove/groth16/zkey.hpp>
 #include <coprove/r1cs/pce.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -61,6 +62,10 @@ struct prove_request {
   unsigned log_constraints = 16;
   std::size_t partitions = 16;
   std::uint64_t seed = 1;
+  /// For a zkey circuit (engine_config::zkey_circuits): one witness a partition (circom's wtns
+  /// values, the constant one first). The engine sets partitions and log_constraints from them
+  /// and the key; the seed only varies the insecure test blinding.
+  std::shared_ptr<const std::vector<std::vector<fr>>> witnesses;
 };
 
 /// Synthesizes one partition of a request in place of its circuit; called on a synthesis thread.
@@ -86,6 +91,15 @@ struct circuit_keys {
   unsigned log_constraints = 0;
   std::shared_ptr<const groth16::proving_key> pk;
   std::string source;  ///< where it came from, for the report (a directory, "development key ...")
+};
+
+/// A circom circuit proved from its snarkjs zkey: requests name it and bring one witness a
+/// partition; the backend evaluates A w and B w (the zkey's coefficients) and snarkjs's
+/// odd-coset quotient; the proof uses the zkey's queries and is verified with its vk. The key is
+/// charged in the memory plan; its domain must fit max_log_constraints.
+struct zkey_circuit {
+  std::string name;
+  std::shared_ptr<const groth16::zkey> key;
 };
 
 struct engine_config {
@@ -149,6 +163,8 @@ struct engine_config {
   /// with `keys` empty the engine is built for its plan alone (`coprove info`) and refuses every
   /// request for want of a key.
   std::vector<std::pair<std::string, unsigned>> planned_keys;
+  /// Circom circuits and their zkeys (results = proof only).
+  std::vector<zkey_circuit> zkey_circuits;
   /// Set: each proof's blinding r, s is derived from this seed, the request and the partition
   /// (the same proof on every backend and run: for tests that compare backends). Said at warning
   /// once; anyone who knows the seed learns the witness from the proof. Unset (the default): r and

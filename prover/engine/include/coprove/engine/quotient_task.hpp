@@ -6,6 +6,7 @@
 
 #include <coprove/field/domain.hpp>
 #include <coprove/field/fr.hpp>
+#include <coprove/field/quotient.hpp>
 #include <coprove/r1cs/constraint_matrices.hpp>
 
 #include <cstddef>
@@ -34,7 +35,7 @@ enum class quotient_stage : unsigned {
   upload_evaluations,  ///< a, b, c (evaluations over the domain) from host buffers
   upload_assignment,   ///< the assignment w from a host buffer
   spmv,                ///< a, b, c = A w, B w, C w from the task's matrices (zero padded)
-  quotient,            ///< h = (A*B - C) / Z as coefficients, kept by the backend
+  quotient,            ///< h in the task's form (coefficients of (A*B - C) / Z, or snarkjs's), kept by the backend
   evaluate_at_zeta,    ///< a, b, c (barycentric) and h (its coefficients) at the task's zeta
   copy_h_to_host,      ///< h's coefficients into the task's host buffer
 };
@@ -86,8 +87,13 @@ struct quotient_task {
   std::shared_ptr<const pce_matrices> matrices{};
   /// evaluate_at_zeta: the point.
   fr zeta = fr::zero();
-  /// copy_h_to_host: receives h's coefficients, natural order, domain->size() elements.
+  /// copy_h_to_host: receives h, natural order, domain->size() elements.
   std::span<fr> h{};
+  /// What the quotient stage computes: the coefficients of (A*B - C) / Z (bellman keys), or
+  /// snarkjs's A*B - C on the odd coset with C formed as a*b on the domain (zkeys; the task then
+  /// has no c and its matrices no C, its domain is on ffjavascript's roots, and it cannot be
+  /// evaluated at zeta: the key's proof, verified after, is the check).
+  field::quotient_form form = field::quotient_form::coefficients;
 
   /// upload_evaluations and quotient: a partition synthesized into its a, b and c.
   static quotient_task from_evaluations(std::span<const fr> a, std::span<const fr> b, std::span<const fr> c,
@@ -111,6 +117,11 @@ struct quotient_task {
     t.matrices = std::move(matrices);
     return t;
   }
+  /// snarkjs's quotient form (see `form`).
+  quotient_task& in_odd_coset_form() {
+    form = field::quotient_form::odd_coset_evaluations;
+    return *this;
+  }
   /// Adds evaluate_at_zeta at `point`.
   quotient_task& evaluate_at(fr point) {
     stages.add(quotient_stage::evaluate_at_zeta);
@@ -130,7 +141,7 @@ struct quotient_task {
 /// backend can run: a domain; exactly one of upload_evaluations and upload_assignment; spmv exactly
 /// with upload_assignment; the quotient; the inputs of each listed stage, of the domain's size
 /// (the witness of the matrices' width, matrices of this domain), and no inputs of stages not
-/// listed.
+/// listed; in the odd-coset form no c, no C matrix and no evaluate_at_zeta.
 void check_quotient_task(std::string_view backend, const quotient_task& task);
 
 /// The partition's polynomials at zeta: a, b, c from their evaluations over the domain

@@ -12,6 +12,10 @@
 // ["1", "0"]], decimal strings, Fq2 as [c0, c1]; the identity is ["0", "1", "0"] and
 // [["0", "0"], ["1", "0"], ["0", "0"]].
 //
+// LEM (ffjavascript's toRprLEM, the points of a snarkjs .zkey): each coordinate 48 bytes
+// little-endian in Montgomery form (x * 2^384 mod p, which is field::fq's own limb form); G1 x ‖ y
+// (96 bytes), G2 x.c0 ‖ x.c1 ‖ y.c0 ‖ y.c1 (192 bytes); the identity all zero bytes.
+//
 // Errors: decoders do not throw for bad input. They return a decode_result whose `error` is a
 // std::error_code of category decode_category(), one decode_error value per failed check, in the
 // order the checks run (length, flags, canonical coordinates, curve, subgroup).
@@ -89,6 +93,16 @@ decode_result<g2_affine> decode_g2_uncompressed(std::span<const std::uint8_t> by
                                                 subgroup_check check = subgroup_check::check);
 /// Either G2 form, chosen by the compression bit (the length must match it).
 decode_result<g2_affine> decode_g2(std::span<const std::uint8_t> bytes, subgroup_check check = subgroup_check::check);
+
+/// G1 in LEM form, 96 bytes.
+std::array<std::uint8_t, 96> encode_lem(const g1_affine& p);
+/// G2 in LEM form, 192 bytes.
+std::array<std::uint8_t, 192> encode_lem(const g2_affine& p);
+/// A G1 point in LEM form (96 bytes): all zeros is the identity; otherwise each coordinate below
+/// p, on the curve and (unless skipped) in the subgroup.
+decode_result<g1_affine> decode_g1_lem(std::span<const std::uint8_t> bytes, subgroup_check check = subgroup_check::check);
+/// A G2 point in LEM form (192 bytes), with the same checks.
+decode_result<g2_affine> decode_g2_lem(std::span<const std::uint8_t> bytes, subgroup_check check = subgroup_check::check);
 
 /// The snarkjs JSON form of a G1 point.
 boost::json::value to_snarkjs_json(const g1_affine& p);

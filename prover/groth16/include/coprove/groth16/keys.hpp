@@ -17,6 +17,7 @@
 
 #include <coprove/field/g1.hpp>
 #include <coprove/field/g2.hpp>
+#include <coprove/field/quotient.hpp>
 #include <coprove/groth16/secret_source.hpp>
 #include <coprove/r1cs/circuit.hpp>
 #include <coprove/r1cs/constraint_matrices.hpp>
@@ -66,19 +67,25 @@ struct verifying_key {
   friend bool operator==(const verifying_key&, const verifying_key&) = default;
 };
 
-/// bellman's Parameters: the verifying key and the proving queries.
+/// bellman's Parameters: the verifying key and the proving queries. A snarkjs zkey gives the same
+/// queries (A, B1, B2, C as a, b_g1, b_g2, l) with H for the other quotient form: n points that
+/// take (A*B - C) on the odd coset (h_form = odd_coset_evaluations).
 struct proving_key {
   verifying_key vk;                     ///< alpha_g1, beta_g1, beta_g2, delta_g1, delta_g2 (and gamma_g2, ic)
   std::vector<field::g1_affine> a;      ///< per variable
   std::vector<field::g1_affine> b_g1;   ///< per variable
   std::vector<field::g2_affine> b_g2;   ///< per variable
   std::vector<field::g1_affine> l;      ///< per auxiliary variable
-  std::vector<field::g1_affine> h;      ///< n - 1 points
+  std::vector<field::g1_affine> h;      ///< n - 1 points (coefficients), or n (odd_coset_evaluations)
+  /// What h's points expect: bellman's coefficients of (A*B - C)/Z, or snarkjs's odd-coset values.
+  field::quotient_form h_form = field::quotient_form::coefficients;
 
   std::size_t num_inputs() const noexcept { return vk.ic.size(); }
   std::size_t num_aux() const noexcept { return l.size(); }
   std::size_t num_variables() const noexcept { return a.size(); }
-  std::size_t domain_size() const noexcept { return h.size() + 1; }
+  std::size_t domain_size() const noexcept {
+    return h_form == field::quotient_form::odd_coset_evaluations ? h.size() : h.size() + 1;
+  }
 
   /// Heap bytes held by the points: sizeof(g1_affine) (a + b_g1 + l + h + ic) +
   /// sizeof(g2_affine) b_g2, the figure a memory plan charges.

@@ -23,7 +23,8 @@ namespace coprove::groth16 {
 
 /// A proof with r and s drawn from `secrets`. h has n - 1 values, or n whose last is zero (as
 /// field::compute_quotient writes them; a non-zero last one means the assignment does not satisfy
-/// the circuit). Throws std::invalid_argument on wrong lengths, an assignment whose first value
+/// the circuit); for a key of the odd-coset form (a zkey), the n values of
+/// field::compute_quotient_odd_coset. Throws std::invalid_argument on wrong lengths, an assignment whose first value
 /// is not one, or a non-zero h[n-1].
 proof prove(const proving_key& pk, std::span<const field::fr> assignment, std::span<const field::fr> h,
             secret_source& secrets);

@@ -36,7 +36,7 @@ struct partition_ref {
 };
 
 /// How a partition's a, b, c were made.
-enum class synthesis_path { pce, slow, configured };
+enum class synthesis_path { pce, slow, configured, witness };  // witness: a zkey circuit's, given
 
 struct observer_config {
   std::string backend;

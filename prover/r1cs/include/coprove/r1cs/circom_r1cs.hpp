@@ -1,0 +1,54 @@
+// circom's constraint file (.r1cs, iden3/r1csfile doc/r1cs_bin_format.md; magic "r1cs", version
+// 1), read to check a witness against the constraints before proving. Section 1 (header): u32 fs,
+// the prime (fs bytes LE), u32 nWires, nPubOut, nPubIn, nPrvIn, u64 nLabels, u32 mConstraints.
+// Section 2: per constraint A, B, C, each u32 nFactors then (u32 wire, fs-byte LE value) pairs.
+// Other sections (the label map, custom gates) are not needed and not read.
+#pragma once
+
+#include <coprove/field/fr.hpp>
+#include <coprove/r1cs/binfile.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace coprove::r1cs {
+
+class circom_r1cs {
+ public:
+  struct term {
+    std::uint32_t wire;
+    field::fr value;
+  };
+
+  /// Parses and checks the file (the BLS12-381 prime, section sizes, wires below nWires, values
+  /// below r); circom_file_error names the file, the section and the problem.
+  static circom_r1cs decode(std::vector<std::uint8_t> bytes, const std::string& name);
+  static circom_r1cs read(const std::filesystem::path& path);
+
+  const std::string& name() const noexcept { return name_; }
+  std::size_t num_wires() const noexcept { return num_wires_; }
+  /// Public outputs plus public inputs (the zkey's nPublic).
+  std::size_t num_public() const noexcept { return num_public_; }
+  std::size_t num_constraints() const noexcept { return offsets_.size() / 3; }
+
+  /// The first constraint that the witness (one value per wire) does not satisfy, if any.
+  /// std::invalid_argument when the witness has another length.
+  std::optional<std::size_t> first_unsatisfied(std::span<const field::fr> witness) const;
+
+ private:
+  std::string name_;
+  std::size_t num_wires_ = 0, num_public_ = 0;
+  std::vector<term> terms_;
+  /// Start of each linear combination (A, B, C of each constraint) in terms_, plus the end.
+  std::vector<std::size_t> offsets_;
+  std::size_t end_ = 0;
+
+  field::fr evaluate(std::size_t lc, std::span<const field::fr> witness) const;
+};
+
+}  // namespace coprove::r1cs

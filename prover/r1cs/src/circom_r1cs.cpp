@@ -1,0 +1,84 @@
+// circom's .r1cs files (see circom_r1cs.hpp).
+#include <coprove/r1cs/circom_r1cs.hpp>
+
+#include <coprove/field/parallel.hpp>
+
+#include <atomic>
+#include <limits>
+#include <stdexcept>
+
+namespace coprove::r1cs {
+
+circom_r1cs circom_r1cs::decode(std::vector<std::uint8_t> bytes, const std::string& name) {
+  const binfile file(std::move(bytes), name, "r1cs", 1);
+  circom_r1cs out;
+  out.name_ = name;
+  section_reader header(file, file.section(1, "1 (header)"), "1 (header)");
+  const std::uint32_t fs = header.u32("field size");
+  const auto prime = header.bytes(fs, "the prime");
+  if (fs != 32 || !is_bls12_381_r(prime))
+    header.fail("the circuit is over " + describe_prime(prime) + ", not BLS12-381's r (compile with circom --prime bls12381)");
+  out.num_wires_ = header.u32("nWires");
+  const std::uint32_t outputs = header.u32("nPubOut");
+  const std::uint32_t inputs = header.u32("nPubIn");
+  (void)header.u32("nPrvIn");
+  (void)header.u64("nLabels");
+  const std::uint32_t constraints = header.u32("mConstraints");
+  header.expect_end();
+  out.num_public_ = std::size_t{outputs} + inputs;
+  if (out.num_wires_ == 0 || out.num_public_ >= out.num_wires_)
+    header.fail(std::to_string(out.num_wires_) + " wires cannot hold the constant one and " +
+                std::to_string(out.num_public_) + " public signals");
+
+  section_reader body(file, file.section(2, "2 (constraints)"), "2 (constraints)");
+  out.offsets_.reserve(std::size_t{constraints} * 3);
+  for (std::size_t c = 0; c < constraints; ++c) {
+    for (int part = 0; part < 3; ++part) {
+      out.offsets_.push_back(out.terms_.size());
+      const std::uint32_t factors = body.u32("a factor count");
+      if (factors > body.remaining() / 36) body.fail("constraint " + std::to_string(c) + " is truncated");
+      for (std::uint32_t f = 0; f < factors; ++f) {
+        const std::uint32_t wire = body.u32("a wire");
+        if (wire >= out.num_wires_)
+          body.fail("constraint " + std::to_string(c) + " names wire " + std::to_string(wire) + " of " +
+                    std::to_string(out.num_wires_));
+        const auto value = fr_from_le_bytes(body.bytes(32, "a coefficient"));
+        if (!value) body.fail("constraint " + std::to_string(c) + " has a coefficient not below r");
+        out.terms_.push_back({wire, *value});
+      }
+    }
+  }
+  body.expect_end();
+  out.end_ = out.terms_.size();
+  return out;
+}
+
+circom_r1cs circom_r1cs::read(const std::filesystem::path& path) { return decode(read_file_bytes(path), path.string()); }
+
+field::fr circom_r1cs::evaluate(std::size_t lc, std::span<const field::fr> witness) const {
+  const std::size_t end = lc + 1 < offsets_.size() ? offsets_[lc + 1] : end_;
+  field::fr sum = field::fr::zero();
+  for (std::size_t t = offsets_[lc]; t < end; ++t) sum += terms_[t].value * witness[terms_[t].wire];
+  return sum;
+}
+
+std::optional<std::size_t> circom_r1cs::first_unsatisfied(std::span<const field::fr> witness) const {
+  if (witness.size() != num_wires_)
+    throw std::invalid_argument("circom_r1cs: the witness has " + std::to_string(witness.size()) + " values, " +
+                                name_ + " has " + std::to_string(num_wires_) + " wires");
+  std::atomic<std::size_t> first{std::numeric_limits<std::size_t>::max()};
+  field::parallel_for(0, num_constraints(), [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t c = lo; c < hi && c < first.load(); ++c) {
+      if (evaluate(3 * c, witness) * evaluate(3 * c + 1, witness) != evaluate(3 * c + 2, witness)) {
+        std::size_t seen = first.load();
+        while (c < seen && !first.compare_exchange_weak(seen, c)) {
+        }
+        return;
+      }
+    }
+  }, 1 << 12);
+  if (first.load() == std::numeric_limits<std::size_t>::max()) return std::nullopt;
+  return first.load();
+}
+
+}  // namespace coprove::r1cs
