@@ -8,6 +8,8 @@
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/metrics.hpp>
 
+#include <chrono>
+
 #ifdef COPROVE_HAVE_CUDA
 #include <coprove/cuda/cuda_backend.hpp>
 #endif
@@ -95,6 +97,16 @@ std::unique_ptr<engine::engine> make_engine(boost::asio::any_io_executor control
   } catch (const std::invalid_argument& e) {
     throw usage_error(std::string(command) + ": invalid configuration: " + e.what());
   }
+}
+
+boost::json::object wait_for_warm_pool(engine::engine& engine) {
+  const auto start = std::chrono::steady_clock::now();
+  engine.wait_for_prewarm();
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const pinned::pool_stats pool = engine.status_snapshot().pinned_pool;
+  COPROVE_LOG(info, "app") << "pinned pool warm: " << pool.allocations << " buffers (" << pool.bytes_allocated
+                           << " bytes) after waiting " << waited * 1e3 << " ms";
+  return {{"pinned_pool_s", waited}, {"pinned_buffers", pool.allocations}, {"pinned_bytes", pool.bytes_allocated}};
 }
 
 }  // namespace coprove::app

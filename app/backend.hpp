@@ -8,6 +8,7 @@
 #include <coprove/engine/engine.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/json/object.hpp>
 
 #include <memory>
 #include <string>
@@ -34,5 +35,10 @@ std::unique_ptr<engine::compute_backend> make_backend(const app::app_config& con
 /// usage_error naming `command`; a memory plan that does not fit stays a memory_plan_error.
 std::unique_ptr<engine::engine> make_engine(boost::asio::any_io_executor control, const app::app_config& config,
                                             const engine::engine_config& engine_config, std::string_view command);
+
+/// Blocks until the engine's pinned pool holds its prewarm (the buffers of the depth at start), so
+/// that the first partition is admitted to a warm pool; call it before the control executor runs.
+/// Returns the wait for the report: pinned_pool_s, pinned_buffers and pinned_bytes.
+boost::json::object wait_for_warm_pool(engine::engine& engine);
 
 }  // namespace coprove::app

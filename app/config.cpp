@@ -3,6 +3,8 @@
 // docs/CONFIG.md cannot drift apart.
 #include "config.hpp"
 
+#include "keys.hpp"
+
 #include <coprove/r1cs/circuits.hpp>
 #include <coprove/service/http_service.hpp>
 #include <coprove/runtime/log.hpp>
@@ -266,8 +268,10 @@ const std::vector<binding>& bindings() {
          c.engine.policy = as_parsed(v, "engine.dispatch", engine::parse_dispatch_policy, "semaphore, poll, unbounded");
        },
        [](const app_config& c) { return json::value(to_string(c.engine.policy)); }},
-      {{"engine.depth_per_device", "depth", k::unsigned_integer, "0 (2 x worker slots)",
-        "Partitions the semaphore policy admits per device."},
+      {{"engine.depth_per_device", "depth", k::unsigned_integer, "0 (measured)",
+        "Partitions the semaphore policy admits per device. 0: measured from the stage times (worker slots x (1 + "
+        "CPU time / device time a partition) x 1.25), at most what the synthesis threads can use and the memory "
+        "plan allows; the report says the depth chosen and what it came from."},
        [](app_config& c, const json::value& v) {
          c.engine.depth_per_device = as_unsigned(v, "engine.depth_per_device", 0, 4096);
        },
@@ -290,6 +294,12 @@ const std::vector<binding>& bindings() {
          c.engine.pce = as_parsed(v, "engine.pce", r1cs::parse_pce_policy, "wait, eager");
        },
        [](const app_config& c) { return json::value(to_string(c.engine.pce)); }},
+      {{"engine.pce_cache_dir", "pce-cache", k::string, "($XDG_CACHE_HOME/coprove or ~/.cache/coprove)",
+        "Folder where each circuit's constraint cache (PCE) is saved once built and loaded from by later runs "
+        "(<circuit>_<log>.pce; a corrupt or stale file is rebuilt, said at warning). Empty turns it off (each "
+        "run builds the cache again; said at start)."},
+       [](app_config& c, const json::value& v) { c.pce_cache_dir = as_string(v, "engine.pce_cache_dir"); },
+       [](const app_config& c) { return json::value(resolved_pce_cache_dir(c)); }},
       {{"engine.spmv", "spmv", k::string, "\"backend\"",
         "Where a cached-constraint (PCE) synthesis evaluates A w, B w, C w: backend (only the assignment is "
         "written and copied; a GPU evaluates the matrices, a third or less of the host bytes) or host (the "
@@ -327,8 +337,9 @@ const std::vector<binding>& bindings() {
         "of waiting."},
        [](app_config& c, const json::value& v) { c.engine.pageable_fallback = as_bool(v, "engine.pageable_fallback"); },
        [](const app_config& c) { return json::value(c.engine.pageable_fallback); }},
-      {{"engine.prewarm_partitions", "prewarm", k::unsigned_integer, "0 (the dispatch depth)",
-        "Pinned buffer sets allocated at start-up, off the hot path."},
+      {{"engine.prewarm_partitions", "prewarm", k::unsigned_integer, "0 (the dispatch depth at start)",
+        "Pinned buffer sets allocated at start-up, off the hot path: `run` and `serve` wait for them before the "
+        "first partition, and the pool grows ahead of a rising measured depth in the background."},
        [](app_config& c, const json::value& v) {
          c.engine.prewarm_partitions = as_unsigned(v, "engine.prewarm_partitions", 0, 4096);
        },
@@ -583,8 +594,15 @@ std::size_t parse_byte_size(std::string_view text) {
   throw bad("unknown unit '" + std::string(unit) + "' (expected B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)");
 }
 
+std::string resolved_pce_cache_dir(const app_config& cfg) {
+  if (cfg.pce_cache_dir) return *cfg.pce_cache_dir;
+  const auto root = default_cache_dir();
+  return root ? root->string() : std::string();
+}
+
 engine_config effective_engine_config(const app_config& cfg) {
   engine_config out = cfg.engine;
+  out.pce_cache_dir = resolved_pce_cache_dir(cfg);
   out.plan_circuit = cfg.workload.circuit;
   out.max_log_constraints = cfg.plan_log_constraints != 0 ? cfg.plan_log_constraints : cfg.workload.log_constraints;
   return out;

@@ -76,7 +76,13 @@ struct app_config {
   /// Where development keys are cached (made on first use when no --keys is given); empty =
   /// $XDG_CACHE_HOME/coprove/keys or ~/.cache/coprove/keys.
   std::string key_cache_dir;
+  /// Where the constraint caches (PCE) are kept across runs; unset = $XDG_CACHE_HOME/coprove or
+  /// ~/.cache/coprove (off when neither is known); empty = off. Resolved by effective_engine_config.
+  std::optional<std::string> pce_cache_dir;
 };
+
+/// engine.pce_cache_dir as the engine gets it: the configured folder, or the default one.
+std::string resolved_pce_cache_dir(const app_config& cfg);
 
 /// The value kinds a key may hold; flags are converted to them.
 enum class config_kind { string, unsigned_integer, number, boolean, bytes, device_list };

@@ -403,14 +403,19 @@ key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key
   return out;
 }
 
-fs::path default_key_cache_dir() {
+std::optional<fs::path> default_cache_dir() {
   const auto absolute_env = [](const char* name) -> std::optional<fs::path> {
     const char* value = std::getenv(name);
     if (value == nullptr || *value == '\0' || value[0] != '/') return std::nullopt;
     return fs::path(value);
   };
-  if (const auto xdg = absolute_env("XDG_CACHE_HOME")) return *xdg / "coprove" / "keys";
-  if (const auto home = absolute_env("HOME")) return *home / ".cache" / "coprove" / "keys";
+  if (const auto xdg = absolute_env("XDG_CACHE_HOME")) return *xdg / "coprove";
+  if (const auto home = absolute_env("HOME")) return *home / ".cache" / "coprove";
+  return std::nullopt;
+}
+
+fs::path default_key_cache_dir() {
+  if (const auto root = default_cache_dir()) return *root / "keys";
   throw key_dir_error("no cache directory for development keys: neither XDG_CACHE_HOME nor HOME is an absolute path");
 }
 

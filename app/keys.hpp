@@ -120,6 +120,10 @@ key_metadata read_key_metadata(const std::filesystem::path& dir);
 /// key must be for that circuit and size. Throws key_dir_error naming the file and the problem.
 key_set read_key_dir(const std::filesystem::path& dir, const std::optional<expected_key>& expected = std::nullopt);
 
+/// `$XDG_CACHE_HOME/coprove`, else `$HOME/.cache/coprove`; nullopt when neither variable is set
+/// to an absolute path.
+std::optional<std::filesystem::path> default_cache_dir();
+
 /// `$XDG_CACHE_HOME/coprove/keys`, else `$HOME/.cache/coprove/keys`; key_dir_error when neither
 /// variable is set to an absolute path.
 std::filesystem::path default_key_cache_dir();

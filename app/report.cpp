@@ -74,6 +74,11 @@ std::string format_report(const json::object& r, const std::string& memory_plan_
       << count(failed) << " failed, " << count(number(r, "cancelled")) << " cancelled" << (failed == 0 && verified == partitions ? "  [OK]" : "  [FAILED]") << "\n";
   out << "  throughput     " << fixed(number(r, "throughput_partitions_per_s"), 2) << " partitions/s over "
       << fixed(number(r, "elapsed_s"), 2) << " s (wall " << fixed(number(r, "wall_s"), 2) << " s)\n";
+  if (at(r, "warmup")) {
+    out << "  warm-up        " << fixed(1e3 * number(r, "warmup.pinned_pool_s"), 1)
+        << " ms waiting for the pinned pool's prewarm (" << text(r, "warmup.pinned_buffers") << " buffers, "
+        << format_bytes(number(r, "warmup.pinned_bytes")) << ") before the first partition\n";
+  }
   out << "  GPU busy       " << fixed(100.0 * number(r, "gpu_busy_fraction"), 1) << " % of the window";
   if (const auto* per = at(r, "gpu_busy_fraction_per_device"); per && per->is_array() && per->get_array().size() > 1) {
     out << " (per device:";
@@ -99,7 +104,14 @@ std::string format_report(const json::object& r, const std::string& memory_plan_
     }
   }
   out << "  dispatch       " << text(r, "dispatch.policy") << ", depth " << text(r, "dispatch.depth")
-      << " per device; max in flight " << text(r, "dispatch.max_in_flight") << ", max concurrent synthesis "
+      << " per device (" << text(r, "dispatch.depth_source");
+  if (text(r, "dispatch.depth_source") == "measured")
+    out << " over " << text(r, "dispatch.depth_basis.samples") << " partitions: synthesis "
+        << fixed(number(r, "dispatch.depth_basis.synthesis_ms"), 1) << " ms, device "
+        << fixed(number(r, "dispatch.depth_basis.device_ms"), 1) << " ms, after the device "
+        << fixed(number(r, "dispatch.depth_basis.after_device_ms"), 1) << " ms a partition; at most "
+        << text(r, "dispatch.depth_max") << ", the " << text(r, "dispatch.depth_max_reason") << " limit";
+  out << "); max in flight " << text(r, "dispatch.max_in_flight") << ", max concurrent synthesis "
       << text(r, "dispatch.max_concurrent_synthesis") << ", max GPU queue " << text(r, "dispatch.max_gpu_queue")
       << "; worker slots idle behind the depth " << text(r, "dispatch.starved_slots.depth") << ", behind synthesis "
       << text(r, "dispatch.starved_slots.synthesis") << "\n";
@@ -115,6 +127,18 @@ std::string format_report(const json::object& r, const std::string& memory_plan_
       << text(r, "pce.slow_path") << " slow path, " << text(r, "pce.builds") << " builds, " << text(r, "pce.waits")
       << " waits, " << format_bytes(number(r, "pce.bytes")) << "; SpMV of " << text(r, "syntheses.spmv_on_backend")
       << " on the backend (only the assignment copied)\n";
+  if (const auto* cache = at(r, "pce.cache"); cache && cache->is_object()) {
+    out << "  PCE cache      " << (text(r, "pce.cache_dir").empty() ? std::string("off") : text(r, "pce.cache_dir"));
+    for (const auto& [id, state] : cache->get_object()) {
+      const auto* seconds = at(r, "pce.cache_seconds");
+      const json::value* v = seconds && seconds->is_object() ? seconds->get_object().if_contains(id) : nullptr;
+      const double s = v && v->is_number() ? v->to_number<double>() : 0.0;
+      out << "; " << std::string_view(id) << " " << (state.is_string() ? std::string(state.get_string()) : "-")
+          << " in " << fixed(1e3 * s, 1) << " ms";
+    }
+    out << "\n";
+  }
+  out << "  bottleneck     " << text(r, "bottleneck.message") << "\n";
   out << "  memory plan\n";
   std::istringstream plan(memory_plan_text);
   for (std::string line; std::getline(plan, line);) out << "    " << line << "\n";

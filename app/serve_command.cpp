@@ -84,6 +84,8 @@ int serve_command(const std::vector<std::string>& args) {
     }
   }
   std::unique_ptr<engine::engine> engine = make_engine(io.get_executor(), cfg, engine_cfg, "coprove serve");
+  // Listening only once the pool is warm: no request's partition page-locks memory on its way.
+  (void)wait_for_warm_pool(*engine);
 
   std::unique_ptr<service::http_service> service;
   try {

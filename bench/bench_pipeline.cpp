@@ -9,7 +9,9 @@
 // measured, whatever the host's core count. --synthesis replay-assignment keeps only each
 // partition's assignment and copies that into its pinned `a` (the device evaluates the matrices, as
 // for a PCE hit, and partitions lease two vectors): the pipeline as it runs with a PCE, less the
-// witness computation.
+// witness computation. --depths measured,8,16,... runs the semaphore policy once per depth instead of
+// the policies ("measured" leaves engine.depth_per_device unset) and reports the measured depth's
+// steady-state throughput against the best fixed depth of the same call, and its steady busy.
 #include <coprove/engine/engine.hpp>
 #include <coprove/engine/host_backend.hpp>
 #include <support/synthesis_replay.hpp>
@@ -56,7 +58,8 @@ struct options {
   std::size_t devices = 1;  // host backend: simulated devices; CUDA: the first N GPUs (0 = all)
   std::size_t slots = 3;
   std::size_t synthesis_threads = 0;
-  std::size_t depth = 0;  // per device; 0: the engine's default (2 x worker slots)
+  std::size_t depth = 0;  // per device; 0: measured (the engine's default)
+  std::vector<std::size_t> depths;  // --depths: semaphore runs, one per depth (0: measured)
   std::size_t budget_gib = 0;  // 0: the plan reads available memory
   std::size_t rounds = 1;  // each round runs every policy once, starting one policy later each round
   std::string circuit = "mimc";
@@ -71,7 +74,7 @@ struct options {
 void usage() {
   std::cout << "usage: bench_pipeline [--h200] [--log-n N] [--jobs N] [--partitions N] [--devices N]\n"
                "                      [--slots N] [--depth N] [--synthesis-threads N] [--budget-gib N] [--circuit NAME]\n"
-               "                      [--policies semaphore,poll,unbounded] [--rounds N]\n"
+               "                      [--policies semaphore,poll,unbounded] [--depths measured,N,...] [--rounds N]\n"
                "                      [--synthesis circuit|replay|replay-assignment]\n"
                "                      [--spmv backend|host]\n"
                "                      [--trace PREFIX] [--json PATH]\n"
@@ -84,6 +87,9 @@ void usage() {
                "              dispatch and the devices with synthesis capacity above GPU demand\n"
                "  --synthesis replay-assignment: the same, keeping and copying only each partition's\n"
                "              assignment (the device evaluates the matrices, as for a PCE hit)\n"
+               "  --depths measured,8,16: the semaphore policy once per depth instead of the policies\n"
+               "              (measured: no depth given, the engine measures it); reports the measured\n"
+               "              depth's steady throughput against the best fixed depth, and its steady busy\n"
                "  --spmv host: the synthesis threads evaluate A w, B w, C w and a, b, c are copied\n"
                "              (default backend: only the assignment is copied, the device evaluates them)\n";
 }
@@ -153,6 +159,11 @@ options parse(int argc, char** argv) {
       o.json_path = value();
     } else if (a == "--trace") {
       o.trace_prefix = value();
+    } else if (a == "--depths") {
+      std::stringstream list(value());
+      std::string item;
+      while (std::getline(list, item, ',')) o.depths.push_back(item == "measured" ? 0 : parse_count(a, item));
+      if (o.depths.empty()) throw std::invalid_argument("--depths: name at least one depth (or measured)");
     } else if (a == "--policies") {
       o.policies.clear();
       std::stringstream list(value());
@@ -205,8 +216,15 @@ double median(std::vector<double> v) {
   return v.size() % 2 == 1 ? v[mid] : 0.5 * (v[mid - 1] + v[mid]);
 }
 
+// One configuration run side by side with the others: a policy, and its depth (0: measured).
+struct variant {
+  dispatch_policy policy = dispatch_policy::semaphore;
+  std::size_t depth = 0;
+  std::string label;  // the policy, or with --depths "depth N" / "measured"
+};
+
 struct policy_result {
-  dispatch_policy policy;
+  variant run;
   boost::json::object row;
 };
 
@@ -235,8 +253,8 @@ class io_runner {
 // Every job's seed: distinct per job, except under replay, where all prove the recorded partitions.
 std::uint64_t job_seed(const options& o, std::size_t job) { return o.replay ? 1 : job + 1; }
 
-policy_result run_policy(const options& o, const synthesis_replay* replay, dispatch_policy policy,
-                         std::size_t round) {
+policy_result run_policy(const options& o, const synthesis_replay* replay, const variant& v, std::size_t round) {
+  const dispatch_policy policy = v.policy;
   boost::asio::io_context io;
   boost::json::object row;
   std::string failure;
@@ -248,7 +266,7 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, dispa
     cfg.max_log_constraints = o.log_n;
     cfg.plan_circuit = o.circuit;
     cfg.synthesis_threads = o.synthesis_threads;
-    cfg.depth_per_device = o.depth;
+    cfg.depth_per_device = v.depth;
     cfg.memory_budget_bytes = o.budget_gib << 30;
     cfg.trace = !o.trace_prefix.empty();
     cfg.backend_spmv = o.backend_spmv;
@@ -289,7 +307,10 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, dispa
     // last job after which more partitions remain than can be in flight (so some are still queued
     // for admission and the drain has not begun). Busy time and verified partitions are read from
     // the report at both ends and differenced. Too few jobs leave no window (reported as 0).
-    const std::size_t in_flight_limit = e.depth_per_device() * e.report_json().at("dispatch").at("devices").to_number<std::size_t>();
+    // The most that can be in flight: a measured depth may rise to its limit.
+    const std::size_t in_flight_limit =
+        e.status_json().at("dispatch").at("depth_max").to_number<std::size_t>() *
+        e.report_json().at("dispatch").at("devices").to_number<std::size_t>();
     const std::size_t jobs_in_flight = in_flight_limit / o.partitions + 1;  // jobs that can hold all in flight
     const std::size_t steady_from = 0;
     const std::size_t steady_to = o.jobs > jobs_in_flight + 1 ? o.jobs - 1 - jobs_in_flight : 0;
@@ -324,6 +345,7 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, dispa
     const double steady_s = steady_to > steady_from ? steady_end.elapsed_s - steady_begin.elapsed_s : 0.0;
     row = boost::json::object{
         {"policy", std::string(to_string(policy))},
+        {"variant", v.label},
         {"round", round},
         {"backend", report.at("backend")},
         {"partitions", latency_ms.size()},
@@ -335,6 +357,10 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, dispa
         {"max_in_flight", report.at("dispatch").at("max_in_flight")},
         {"max_concurrent_synthesis", report.at("dispatch").at("max_concurrent_synthesis")},
         {"depth_per_device", e.depth_per_device()},
+        {"depth_source", report.at("dispatch").at("depth_source")},
+        {"depth_max", report.at("dispatch").at("depth_max")},
+        {"depth_basis", report.at("dispatch").at("depth_basis")},
+        {"bottleneck", report.at("bottleneck")},
         {"pool_allocations", allocations},
         {"pool_reuses", reuses},
         {"pool_reuse_fraction", checkouts > 0 ? static_cast<double>(reuses) / static_cast<double>(checkouts) : 0.0},
@@ -350,14 +376,16 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, dispa
         {"memory_plan_total_bytes", report.at("memory_plan").at("total_bytes")}};
     if (e.trace() != nullptr) {
       const std::string suffix = o.rounds > 1 ? "-round" + std::to_string(round) : std::string();
-      e.trace()->write(o.trace_prefix + std::string(to_string(policy)) + suffix + ".json");
+      std::string name = v.label;
+      std::replace(name.begin(), name.end(), ' ', '-');
+      e.trace()->write(o.trace_prefix + name + suffix + ".json");
     }
     e.async_shutdown(true, boost::asio::use_future).get();
   } catch (const std::exception& ex) {
     failure = ex.what();
   }
-  if (!failure.empty()) throw std::runtime_error(std::string(to_string(policy)) + ": " + failure);
-  return {policy, std::move(row)};
+  if (!failure.empty()) throw std::runtime_error(v.label + ": " + failure);
+  return {v, std::move(row)};
 }
 
 // The table is printed a row at a time, as each run ends, so a run cut short keeps what it measured.
@@ -369,7 +397,7 @@ void print_header(const options& o) {
     std::printf("SYNTHESIS REPLAYED: the %zu partitions were synthesized before the runs and their %s copied into "
                 "the pinned buffers (every job proves them); this measures dispatch and devices, not synthesis\n",
                 o.partitions, o.replayed == replay_content::assignment ? "assignments are" : "a, b, c are");
-  std::printf("%-10s %5s %10s %8s %11s %11s %9s %9s %7s %7s %8s %9s %9s %9s\n", "policy", "round", "part/s", "busy",
+  std::printf("%-10s %5s %5s %10s %8s %11s %11s %9s %9s %7s %7s %8s %9s %9s %9s\n", "run", "round", "depth", "part/s", "busy",
               "steady p/s", "steady busy", "max_synth", "max_fly", "allocs", "reuses", "reuse%", "H2D GB/s", "p50 ms",
               "p99 ms");
   std::fflush(stdout);
@@ -377,8 +405,8 @@ void print_header(const options& o) {
 
 void print_row(const policy_result& r) {
   const auto& row = r.row;
-  std::printf("%-10s %5.0f %10.2f %7.1f%% %11.2f %10.1f%% %9.0f %9.0f %7.0f %7.0f %7.1f%% %9.2f %9.2f %9.2f\n",
-              std::string(to_string(r.policy)).c_str(), num(row.at("round")), num(row.at("partitions_per_s")),
+  std::printf("%-10s %5.0f %5.0f %10.2f %7.1f%% %11.2f %10.1f%% %9.0f %9.0f %7.0f %7.0f %7.1f%% %9.2f %9.2f %9.2f\n",
+              r.run.label.c_str(), num(row.at("round")), num(row.at("depth_per_device")), num(row.at("partitions_per_s")),
               100.0 * num(row.at("gpu_busy_fraction")), num(row.at("steady_partitions_per_s")),
               100.0 * num(row.at("steady_gpu_busy_fraction")), num(row.at("max_concurrent_synthesis")),
               num(row.at("max_in_flight")), num(row.at("pool_allocations")), num(row.at("pool_reuses")),
@@ -395,12 +423,17 @@ void print_legend() {
 }
 
 // Each policy's medians over the rounds, and semaphore against the best other policy.
-boost::json::object summarize(const options& o, const std::vector<policy_result>& results) {
+boost::json::object summarize_depths(const options& o, const std::vector<variant>& variants,
+                                     const std::vector<policy_result>& results);
+
+boost::json::object summarize(const options& o, const std::vector<variant>& variants,
+                              const std::vector<policy_result>& results) {
+  if (!o.depths.empty()) return summarize_depths(o, variants, results);
   boost::json::object per_policy;
   auto median_of = [&](dispatch_policy p, const char* key) {
     std::vector<double> v;
     for (const auto& r : results)
-      if (r.policy == p) v.push_back(num(r.row.at(key)));
+      if (r.run.policy == p) v.push_back(num(r.row.at(key)));
     return median(std::move(v));
   };
   for (dispatch_policy p : o.policies) {
@@ -447,6 +480,52 @@ boost::json::object summarize(const options& o, const std::vector<policy_result>
   return out;
 }
 
+// With --depths: each depth's medians over the rounds, and the measured depth's steady throughput
+// against the best fixed depth's, with its steady busy fraction.
+boost::json::object summarize_depths(const options& o, const std::vector<variant>& variants,
+                                     const std::vector<policy_result>& results) {
+  auto median_of = [&](const std::string& label, const char* key) {
+    std::vector<double> v;
+    for (const auto& r : results)
+      if (r.run.label == label) v.push_back(num(r.row.at(key)));
+    return median(std::move(v));
+  };
+  boost::json::object per_depth;
+  if (o.rounds > 1) std::printf("medians over %zu rounds:\n", o.rounds);
+  double best = 0.0;
+  std::string best_label;
+  for (const variant& v : variants) {
+    per_depth[v.label] = boost::json::object{
+        {"depth_per_device", median_of(v.label, "depth_per_device")},
+        {"partitions_per_s", median_of(v.label, "partitions_per_s")},
+        {"steady_partitions_per_s", median_of(v.label, "steady_partitions_per_s")},
+        {"steady_gpu_busy_fraction", median_of(v.label, "steady_gpu_busy_fraction")},
+        {"latency_p99_ms", median_of(v.label, "latency_p99_ms")}};
+    if (o.rounds > 1)
+      std::printf("%-10s depth %5.0f  steady %8.2f part/s %6.1f%% busy\n", v.label.c_str(),
+                  median_of(v.label, "depth_per_device"), median_of(v.label, "steady_partitions_per_s"),
+                  100.0 * median_of(v.label, "steady_gpu_busy_fraction"));
+    if (v.depth != 0 && median_of(v.label, "steady_partitions_per_s") > best) {
+      best = median_of(v.label, "steady_partitions_per_s");
+      best_label = v.label;
+    }
+  }
+  boost::json::object out{{"rounds", o.rounds}, {"medians", per_depth}};
+  const bool has_measured = std::any_of(variants.begin(), variants.end(), [](const variant& v) { return v.depth == 0; });
+  if (has_measured && best > 0.0) {
+    const double measured = median_of("measured", "steady_partitions_per_s");
+    const double busy = median_of("measured", "steady_gpu_busy_fraction");
+    std::printf("measured depth against the best fixed depth (%s): steady throughput %.3fx, steady busy %.1f%%\n",
+                best_label.c_str(), measured / best, 100.0 * busy);
+    out["measured_vs_best_fixed"] = boost::json::object{{"best_fixed", best_label},
+                                                        {"steady_throughput_ratio", measured / best},
+                                                        {"measured_steady_gpu_busy_fraction", busy}};
+  } else if (has_measured) {
+    std::printf("measured depth: no fixed depth had a steady window to compare with (more --jobs)\n");
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -476,16 +555,22 @@ int main(int argc, char** argv) {
                   replay->partitions(), replay->assignments(), static_cast<double>(replay->bytes()) / double(1 << 30),
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
+    std::vector<variant> variants;
+    if (o.depths.empty()) {
+      for (dispatch_policy p : o.policies) variants.push_back({p, o.depth, std::string(to_string(p))});
+    } else {
+      for (std::size_t d : o.depths)
+        variants.push_back({dispatch_policy::semaphore, d, d == 0 ? std::string("measured") : "depth " + std::to_string(d)});
+    }
     print_header(o);
     for (std::size_t round = 0; round < o.rounds; ++round) {
-      for (std::size_t i = 0; i < o.policies.size(); ++i) {
-        const dispatch_policy p = o.policies[(i + round) % o.policies.size()];
-        results.push_back(run_policy(o, replay.get(), p, round));
+      for (std::size_t i = 0; i < variants.size(); ++i) {
+        results.push_back(run_policy(o, replay.get(), variants[(i + round) % variants.size()], round));
         print_row(results.back());
       }
     }
     print_legend();
-    boost::json::object summary = summarize(o, results);
+    boost::json::object summary = summarize(o, variants, results);
     if (!o.json_path.empty()) {
       boost::json::array rows;
       for (auto& r : results) rows.push_back(std::move(r.row));

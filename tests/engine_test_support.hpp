@@ -29,6 +29,17 @@ struct running_io {
   }
 };
 
+/// An engine configuration that ends partitions with their evaluation record (no keys), with a
+/// 1 GiB memory budget.
+inline engine::engine_config records_config(unsigned max_log_constraints, std::size_t synthesis_threads) {
+  engine::engine_config cfg;
+  cfg.results = engine::result_kind::evaluation_record;
+  cfg.max_log_constraints = max_log_constraints;
+  cfg.synthesis_threads = synthesis_threads;
+  cfg.memory_budget_bytes = std::size_t{1} << 30;
+  return cfg;
+}
+
 inline engine::prove_request mimc_request(std::size_t partitions, unsigned log_constraints, std::uint64_t seed) {
   engine::prove_request r;
   r.circuit = "mimc";

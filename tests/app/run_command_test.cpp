@@ -48,7 +48,9 @@ TEST_CASE("coprove run proves, verifies every proof and writes the report keys",
                           "dispatch.max_concurrent_synthesis", "pinned_pool.allocator", "pinned_pool.allocations",
                           "pinned_pool.reuses", "pinned_pool.fallbacks", "pce.hits", "pce.slow_path",
                           "gpu_busy_fraction", "memory_plan", "memory_plan.key_bytes", "stages", "stages.prove",
-                          "proof_check.accepted", "keys", "results"}) {
+                          "proof_check.accepted", "keys", "results", "dispatch.depth_source", "dispatch.depth_max",
+                          "dispatch.depth_basis.samples", "bottleneck.kind", "bottleneck.message",
+                          "warmup.pinned_pool_s", "pce.cache", "pce.cache_seconds"}) {
     INFO(key);
     CHECK(find(report, key) != nullptr);
   }
@@ -60,6 +62,12 @@ TEST_CASE("coprove run proves, verifies every proof and writes the report keys",
   CHECK(find(report, "dispatch.policy")->as_string() == "semaphore");
   CHECK(report.at("throughput_partitions_per_s").to_number<double>() > 0.0);
   CHECK(find(report, "memory_plan.key_bytes")->to_number<std::size_t>() > 0);
+  // The defaults: a measured depth, and the constraint cache built and saved in the cache folder
+  // (XDG_CACHE_HOME is the scratch directory's).
+  CHECK(find(report, "dispatch.depth_source")->as_string() == "measured");
+  CHECK(find(report, "pce.cache_dir")->as_string() == dir.file("cache/coprove"));
+  CHECK(find(report, "pce.cache")->at("mimc/10") == "built");
+  CHECK(std::filesystem::exists(dir.file("cache/coprove/mimc_10.pce")));
   const auto& key = report.at("keys").as_array().at(0).as_object();
   CHECK(key.at("development").as_bool());
   CHECK(key.at("circuit") == "mimc");
@@ -103,6 +111,9 @@ TEST_CASE("coprove run proves, verifies every proof and writes the report keys",
   // A second run reuses the cached development key: the same verifying key.
   const json::object again = run_small(dir, dir.file("again.json"), {"--key-cache", cache});
   CHECK(again.at("keys").as_array().at(0).at("vk_sha256") == key.at("vk_sha256"));
+  // And starts from the constraint cache the first one saved.
+  CHECK(find(again, "pce.cache")->at("mimc/10") == "loaded");
+  CHECK(find(again, "pce.builds")->to_number<int>() == 0);
 }
 
 TEST_CASE("coprove run --keys proves with the keys coprove setup wrote", "[app][run][keys][cpu]") {

@@ -177,6 +177,8 @@ TEST_CASE("the memory plan charges the proving keys and the proofs' working sets
 
   // A budget that holds everything but the key: refused, naming the key's bytes.
   engine_config tight = proving_config();
+  // A configured depth: a measured one would take a smaller depth that fits.
+  tight.depth_per_device = e.plan().pinned_slots;
   tight.memory_budget_bytes = e.plan().total_bytes - e.plan().key_bytes / 2;
   try {
     engine refused(io.io.get_executor(), tight, host());

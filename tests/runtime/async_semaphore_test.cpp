@@ -15,6 +15,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <future>
@@ -505,4 +506,95 @@ TEST_CASE("acquire, release and cancel from two threads lose and create no unit"
   CHECK(granted.load() > 0);
   CHECK(cancelled.load() > 0);
   require_baseline(sem, capacity);
+}
+
+TEST_CASE("raising the capacity admits at most the difference, lowering it admits none", "[runtime][semaphore][cpu]") {
+  asio::io_context ioc;
+  async_semaphore sem(ioc.get_executor(), 2);
+  permit first = sem.try_acquire(1), second = sem.try_acquire(1);
+  std::vector<outcome> waiters(5);
+  for (auto& w : waiters) sem.async_acquire(1, record(w));
+  drain(ioc);
+  auto granted = [&] {
+    std::size_t n = 0;
+    for (const auto& w : waiters) n += w.done ? 1 : 0;
+    return n;
+  };
+  CHECK(granted() == 0);
+
+  sem.set_capacity(4);  // two more: exactly two of the five, the oldest
+  drain(ioc);
+  CHECK(granted() == 2);
+  CHECK(waiters[0].done);
+  CHECK(waiters[1].done);
+  CHECK(sem.in_use() == 4);
+
+  sem.set_capacity(3);  // below the units in use: nobody new, and one release admits nobody either
+  drain(ioc);
+  CHECK(granted() == 2);
+  first.release();
+  drain(ioc);
+  CHECK(granted() == 2);
+  CHECK(sem.in_use() == 3);
+  second.release();  // now below the capacity: one, in FIFO order
+  drain(ioc);
+  CHECK(granted() == 3);
+  CHECK(waiters[2].done);
+
+  sem.set_capacity(3);  // unchanged: nothing
+  drain(ioc);
+  CHECK(granted() == 3);
+  for (auto& w : waiters) w.held.release();
+  drain(ioc);
+  CHECK(granted() == 5);
+  for (auto& w : waiters) w.held.release();
+  require_baseline(sem, 3);
+}
+
+TEST_CASE("capacity changes from one thread while another acquires and releases lose no unit",
+          "[runtime][semaphore][cpu]") {
+  constexpr int iterations = 20000;
+  constexpr int chains = 10;
+  constexpr std::size_t most = 6;
+  asio::io_context ioc;
+  async_semaphore sem(ioc.get_executor(), 2);
+  std::size_t most_in_use = 0;
+  int granted = 0, unexpected = 0, remaining = iterations;
+  std::atomic<bool> acquiring_done{false};
+
+  // Ten chains of acquires on the io_context's thread; each permit is held until the next turn of
+  // the loop, so that the units in use press against the capacity the other thread keeps moving.
+  std::function<void()> acquire_one = [&] {
+    if (remaining == 0) return;
+    --remaining;
+    sem.async_acquire(1, [&](std::error_code ec, permit p) {
+      if (ec) {
+        ++unexpected;
+      } else {
+        ++granted;
+        most_in_use = std::max(most_in_use, sem.in_use());
+      }
+      if (granted + unexpected == iterations) acquiring_done.store(true);
+      asio::post(ioc, [&, held = std::make_shared<permit>(std::move(p))] {
+        held->release();
+        acquire_one();
+      });
+    });
+  };
+  for (int i = 0; i < chains; ++i) asio::post(ioc, acquire_one);
+  std::thread resizer([&] {
+    std::minstd_rand rng(7);
+    while (!acquiring_done.load()) {
+      sem.set_capacity(1 + rng() % most);
+      std::this_thread::yield();
+    }
+  });
+  ioc.run();
+  resizer.join();
+  CHECK(unexpected == 0);
+  CHECK(granted == iterations);
+  CHECK(most_in_use <= most);
+  CHECK(most_in_use > 1);
+  sem.set_capacity(most);
+  require_baseline(sem, most);
 }

@@ -8,7 +8,9 @@
 // and trace at once.
 #include <coprove/engine/engine.hpp>
 
+#include <coprove/engine/bottleneck.hpp>
 #include <coprove/engine/detail/admission.hpp>
+#include <coprove/engine/detail/depth_controller.hpp>
 #include <coprove/engine/detail/partition_inputs.hpp>
 #include <coprove/engine/detail/partition_observer.hpp>
 #include <coprove/engine/detail/partition_synthesis.hpp>
@@ -45,10 +47,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstddef>
 #include <cstring>
 #include <exception>
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -282,7 +286,7 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   }
   const compute_backend& backend() const noexcept { return *backend_; }
   const engine_config& config() const noexcept { return config_; }
-  std::size_t depth_per_device() const noexcept { return depth_; }
+  std::size_t depth_per_device() const noexcept { return depth_.load(std::memory_order_relaxed); }
   runtime::trace_writer* trace() noexcept { return observer_.trace(); }
 
  private:
@@ -306,6 +310,15 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   boost::asio::awaitable<void> prove_partition(const job& j, const partition_ref& ref, partition_inputs& inputs,
                                                const synthesis_outcome& synthesized, partition_result& result);
   void leave_worker(worker_ref worker);
+  // The measured depth: one verified partition's stage times in, the depth applied when it moves.
+  void measured(const depth_sample& sample);
+  void grow_pool_ahead(std::size_t depth);
+  depth_basis basis() const;
+  // The constraint cache's files: loaded once per circuit id (any thread), saved once built.
+  void load_pce_file(const std::string& circuit_id);
+  void pce_synthesized(const std::string& circuit_id, const synthesis_outcome& s);
+  std::string pce_file(const std::string& circuit_id) const;
+  std::map<std::string, pce_cache_entry> pce_cache_entries() const;
 
   void partition_ended(const std::shared_ptr<job>& j, std::size_t index, std::optional<partition_result> result,
                        std::error_code ec, const std::string& message);
@@ -326,10 +339,19 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   boost::asio::any_io_executor executor_;  // strand_ as an any_io_executor, for handlers bound to it
   engine_config config_;
   std::unique_ptr<compute_backend> backend_;
-  std::size_t devices_ = 0, slots_ = 0, depth_ = 0, total_depth_ = 0, synthesis_threads_ = 0;
+  std::size_t devices_ = 0, slots_ = 0, total_depth_ = 0, synthesis_threads_ = 0;
+  // Per device, now (the measured depth moves on the strand; readers on any thread).
+  std::atomic<std::size_t> depth_{0};
+  // Per device, the most it may reach, and why: configured, cpu or memory.
+  std::size_t depth_max_ = 0;
+  std::string depth_max_reason_ = "configured";
+  std::optional<depth_controller> depth_controller_;  // strand only; set when the depth is measured
+  std::size_t prewarmed_depth_ = 0;                   // strand only: per device, buffers asked of the pool
+  mutable std::mutex depth_mutex_;
+  depth_basis depth_basis_;  // guarded by depth_mutex_
   memory_plan plan_;
   std::unique_ptr<pinned::pool> pool_;
-  std::unique_ptr<pce_cache> pce_;
+  std::shared_ptr<pce_cache> pce_;  // shared with a save in flight on the synthesis executor
   std::unique_ptr<runtime::async_semaphore> memory_;
   // With lean inputs: partitions holding a, b and c at once, at most the plan's full input slots,
   // so that every partition in flight can hold its buffers at the same time (no hold and wait).
@@ -376,6 +398,9 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   void load_keys();
   void load_zkeys();
   void validate_zkey_request(const zkey_entry& z, const prove_request& request) const;
+  // Per circuit id: whether its constraint cache was loaded or built, and how long it took.
+  mutable std::mutex pce_files_mutex_;  // held while a file loads, so that each loads once
+  std::map<std::string, pce_cache_entry> pce_files_;
 };
 
 namespace {
@@ -399,7 +424,7 @@ std::size_t resolve_depth(const engine_config& cfg, const compute_backend* backe
   if (!backend) throw std::invalid_argument("engine: backend must not be null");
   if (backend->device_count() == 0) throw std::invalid_argument("engine: the backend has no devices");
   if (backend->worker_slots_per_device() == 0) throw std::invalid_argument("engine: the backend has no worker slots");
-  return cfg.depth_per_device == 0 ? 2 * backend->worker_slots_per_device() : cfg.depth_per_device;
+  return cfg.depth_per_device;  // 0: measured, decided once the plan's limit is known
 }
 
 observer_config observer_config_of(const engine_config& cfg, const compute_backend& backend, std::size_t depth) {
@@ -409,6 +434,7 @@ observer_config observer_config_of(const engine_config& cfg, const compute_backe
   o.slots_per_device = backend.worker_slots_per_device();
   o.policy = cfg.policy;
   o.depth_per_device = depth;
+  o.depth_measured = cfg.depth_per_device == 0;
   o.synthesis_threads =
       cfg.synthesis_threads != 0 ? cfg.synthesis_threads : std::max(1u, std::thread::hardware_concurrency());
   o.trace = cfg.trace;
@@ -429,7 +455,6 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
       workers_(executor_, backend_->device_count(), backend_->worker_slots_per_device()) {
   devices_ = backend_->device_count();
   slots_ = backend_->worker_slots_per_device();
-  total_depth_ = depth_ * devices_;
   if (config_.policy == dispatch_policy::poll) {
     if (config_.poll_interval.count() <= 0)
       throw std::invalid_argument("engine_config.poll_interval: must be positive for the poll policy");
@@ -444,9 +469,6 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   if (config_.synthesizer_sends_assignment && !config_.backend_spmv)
     throw std::invalid_argument(
         "engine_config.synthesizer_sends_assignment: needs backend_spmv (the backend evaluates the matrices)");
-  if (config_.prewarm_partitions > total_depth_)
-    throw std::invalid_argument("engine_config.prewarm_partitions: " + std::to_string(config_.prewarm_partitions) +
-                                " exceeds the partitions in flight (" + std::to_string(total_depth_) + ")");
   try {
     validate_circuit_parameters(config_.plan_circuit, config_.max_log_constraints);
   } catch (const std::invalid_argument& e) {
@@ -461,12 +483,6 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   // The plan: every partition in flight holds a/b/c and h pinned and one synthesis working set
   // (and, proving, the MSMs' scratch); the proving keys are held once.
   const auto plan_circuit = make_circuit(config_.plan_circuit, config_.max_log_constraints, 1, 0);
-  memory_plan_input plan_input =
-      memory_plan_input_for(*plan_circuit, total_depth_, total_depth_, config_.memory_budget_bytes);
-  plan_input.key_bytes = key_bytes_;
-  if (config_.results == result_kind::proof)
-    plan_input.proving_working_set_bytes = groth16::estimate_prove_working_set(
-        plan_circuit->shape().num_variables(), plan_circuit->domain_size());
   // With the SpMV on the backend, a partition of a circuit whose PCE exists holds only its
   // assignment (in its `a` vector) and h; b and c are leased for the slow path, which under `wait`
   // is one partition a circuit. Two sets of them are planned; more wait for the pool. A configured
@@ -474,21 +490,73 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   const circuit_facts plan_facts = facts_of(*plan_circuit);
   lean_inputs_ = config_.backend_spmv && plan_facts.witness_fits &&
                  (config_.synthesizer ? config_.synthesizer_sends_assignment : config_.pce == pce_policy::wait);
-  if (lean_inputs_) {
-    plan_input.input_vectors_per_slot = 1;
-    plan_input.full_input_slots = 2;
+  const auto plan_for = [&](std::size_t in_flight) {
+    memory_plan_input plan_input =
+        memory_plan_input_for(*plan_circuit, in_flight, in_flight, config_.memory_budget_bytes);
+    plan_input.key_bytes = key_bytes_;
+    if (config_.results == result_kind::proof)
+      plan_input.proving_working_set_bytes = groth16::estimate_prove_working_set(
+          plan_circuit->shape().num_variables(), plan_circuit->domain_size());
+    if (lean_inputs_) {
+      plan_input.input_vectors_per_slot = 1;
+      plan_input.full_input_slots = 2;
+    }
+    if (config_.backend_spmv) plan_input.backend_bytes = backend_->host_working_bytes(plan_circuit->domain_size());
+    return plan_memory(plan_input);
+  };
+  if (config_.depth_per_device != 0) {
+    depth_max_ = config_.depth_per_device;
+    plan_ = plan_for(depth_max_ * devices_);
+  } else {
+    // Measured: the plan is sized for the most the depth may reach, what the CPU can use or, when
+    // the budget does not hold that, the largest depth it does.
+    depth_limits limits{devices_, slots_, threads, 1};
+    depth_max_ = depth_controller::cpu_limit(limits);
+    depth_max_reason_ = "cpu";
+    try {
+      plan_ = plan_for(depth_max_ * devices_);
+    } catch (const memory_plan_error&) {
+      std::size_t fits = 0, too_many = depth_max_;
+      while (too_many - fits > 1) {
+        const std::size_t mid = fits + (too_many - fits) / 2;
+        try {
+          plan_for(mid * devices_);
+          fits = mid;
+        } catch (const memory_plan_error&) {
+          too_many = mid;
+        }
+      }
+      if (fits == 0) throw;  // not even one partition a device: the error names the numbers
+      depth_max_ = fits;
+      depth_max_reason_ = "memory";
+      plan_ = plan_for(depth_max_ * devices_);
+    }
+    limits.plan_limit = depth_max_;
+    depth_controller_.emplace(limits);
+    depth_ = depth_controller_->depth();
+    observer_.set_depth(depth_);
   }
-  if (config_.backend_spmv) plan_input.backend_bytes = backend_->host_working_bytes(plan_circuit->domain_size());
-  plan_ = plan_memory(plan_input);
+  total_depth_ = depth_ * devices_;
+  {
+    std::lock_guard lock(depth_mutex_);
+    depth_basis_.source = depth_controller_ ? "measured" : "configured";
+    depth_basis_.max = depth_max_;
+    depth_basis_.max_reason = depth_max_reason_;
+  }
+  if (config_.prewarm_partitions > depth_max_ * devices_)
+    throw std::invalid_argument("engine_config.prewarm_partitions: " + std::to_string(config_.prewarm_partitions) +
+                                " exceeds the partitions in flight (" + std::to_string(depth_max_ * devices_) + ")");
   circuit_facts_[{config_.plan_circuit, config_.max_log_constraints}] = plan_facts;
 
   pinned::pool_config pool_cfg;
   pool_cfg.capacity_bytes = plan_.pinned_pool_bytes;
   const std::size_t prewarm = config_.prewarm_partitions == 0 ? total_depth_ : config_.prewarm_partitions;
+  prewarmed_depth_ = (prewarm + devices_ - 1) / devices_;
   // Every vector the plan holds for `prewarm` partitions: a/b/c (or the assignment) and h, and with
-  // one input vector a partition, the slow path's b and c sets too when all partitions prewarm.
+  // one input vector a partition, the slow path's b and c sets too when the depth's partitions
+  // prewarm (the first partition of a circuit records its PCE on the slow path).
   pool_cfg.prewarm_count = prewarm * (plan_.input_vectors_per_slot + 1) +
-                           (prewarm == total_depth_ ? 2 * plan_.full_input_slots : 0);
+                           (prewarm >= total_depth_ ? 2 * plan_.full_input_slots : 0);
   pool_cfg.prewarm_bytes = plan_.vector_bytes;
   if (config_.pageable_fallback) {
     pool_cfg.fallback = pinned::pool_config::fallback_policy::pageable;
@@ -505,7 +573,7 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   if (config_.pce == pce_policy::eager)
     runtime::warn_once("engine.pce_eager", "engine",
                        "PCE policy eager: partitions arriving while a PCE is built take the slow path");
-  pce_ = std::make_unique<pce_cache>(config_.pce, std::max<std::size_t>(plan_.pce_bytes, 1));
+  pce_ = std::make_shared<pce_cache>(config_.pce, std::max<std::size_t>(plan_.pce_bytes, 1));
   memory_ = std::make_unique<runtime::async_semaphore>(
       executor_, std::max<std::size_t>(plan_.synthesis_bytes + plan_.proving_bytes, 1));
   if (lean_inputs_) full_inputs_ = std::make_unique<runtime::async_semaphore>(executor_, plan_.full_input_slots);
@@ -519,7 +587,22 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
     runtime::warn_once("engine.pageable_backend", "engine", "the backend's host allocator is not page-locked");
   COPROVE_LOG(info, "engine") << "engine on backend " << backend_->name() << ": " << devices_ << " device(s) x "
                               << slots_ << " worker slot(s), policy " << to_string(config_.policy) << ", depth "
-                              << depth_ << " per device, " << threads << " synthesis thread(s)";
+                              << depth_ << " per device"
+                              << (depth_controller_ ? " (measured: an estimate to start, at most " +
+                                                          std::to_string(depth_max_) + ", the most " +
+                                                          (depth_max_reason_ == "cpu" ? "the CPU can use"
+                                                                                      : "the memory budget allows") +
+                                                          "; the memory plan is sized for it)"
+                                                    : std::string(" (configured)"))
+                              << ", " << threads << " synthesis thread(s)";
+  if (config_.pce_cache_dir.empty()) {
+    COPROVE_LOG(info, "engine") << "constraint cache files are off (engine.pce_cache_dir is empty): each circuit's "
+                                   "PCE is built in memory by its first partition";
+  } else {
+    COPROVE_LOG(info, "engine") << "constraint cache files in " << config_.pce_cache_dir;
+    for (const circuit_keys& k : config_.keys)
+      load_pce_file(make_circuit(k.circuit, k.log_constraints, 1, 0)->id());
+  }
   // The composition root prints the plan where a person reads it; the log keeps it at debug.
   COPROVE_LOG(debug, "engine") << "memory plan\n" << plan_.describe();
 }
@@ -704,6 +787,7 @@ std::uint64_t engine_core::submit(prove_request request) {
     if (it != circuit_facts_.end()) facts = it->second;
   }
   if (!facts) facts = facts_of(*make_circuit(request.circuit, request.log_constraints, request.seed, 0));
+  load_pce_file(facts->id);
   std::shared_ptr<const key_entry> key;
   std::size_t working_set = facts->working_set;
   if (config_.results == result_kind::proof) {
@@ -917,6 +1001,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
   result.dispatch_sequence = dispatch_sequence;
   result.timings.queue_wait_ns = admitted - j->submit_ns;
   std::pair<std::error_code, std::string> failure;
+  depth_sample measured_times;
   {
     partition_inputs inputs;
     inputs.gpu_slot = std::move(gpu_slot);
@@ -937,7 +1022,9 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       const std::uint64_t started = now_ns();
       observer_.device_started(worker.device);
       const device_outcome device = co_await run_on_worker(worker, task);
-      observer_.device_done(ref, worker, started, now_ns(), device.result.timings);
+      const std::uint64_t finished = now_ns();
+      measured_times.device_ns = finished - started;
+      observer_.device_done(ref, worker, started, finished, device.result.timings);
       leave_worker(worker);
       take_device_outcome(result, device, backend_->name(), *j, task);
       stop_if_cancelled(*j, co_await asio::this_coro::cancellation_state);
@@ -952,6 +1039,13 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
   const std::uint64_t end = now_ns();
   result.timings.total_ns = end - j->submit_ns;
   const auto& [ec, message] = failure;
+  if (!ec && depth_controller_) {
+    measured_times.synthesis_ns = result.timings.synthesis_ns;
+    measured_times.after_device_ns = result.timings.prove_ns + result.timings.proof_verify_ns;
+    // The partition that records its circuit's constraint cache takes the slow path once.
+    measured_times.synthesis_one_off = !result.pce_used && !config_.synthesizer;
+    measured(measured_times);
+  }
   observer_.partition_ended(ref, admitted, end, result.timings.queue_wait_ns, ec ? nullptr : &result.timings,
                             result.is_pinned, ec);
   if (ec && ec != std::errc::operation_canceled) {
@@ -1017,6 +1111,7 @@ boost::asio::awaitable<synthesis_outcome> engine_core::synthesize(const job& j, 
     }
     const synthesis_path path =
         config_.synthesizer ? synthesis_path::configured : s.output.pce_used ? synthesis_path::pce : synthesis_path::slow;
+    if (path == synthesis_path::slow) pce_synthesized(j.circuit_id, s);
     observer_.synthesized(ref, s.lane, s.start, s.end, path, s.matrices != nullptr);
     co_return s;
   }
@@ -1225,6 +1320,146 @@ void engine_core::leave_worker(worker_ref worker) {
   observer_.left_gpu_queue();
 }
 
+void engine_core::measured(const depth_sample& sample) {
+  const std::optional<std::size_t> changed = depth_controller_->record(sample);
+  const depth_figures f = depth_controller_->figures();
+  {
+    std::lock_guard lock(depth_mutex_);
+    depth_basis_.synthesis_ms = f.synthesis_ms;
+    depth_basis_.device_ms = f.device_ms;
+    depth_basis_.after_device_ms = f.after_device_ms;
+    depth_basis_.samples = f.samples;
+    depth_basis_.wanted = f.wanted;
+    if (changed) ++depth_basis_.changes;
+  }
+  if (!changed) return;
+  const std::size_t from = depth_.exchange(*changed, std::memory_order_relaxed);
+  grow_pool_ahead(*changed);
+  // Raising admits at most the difference; lowering admits nobody until enough have ended.
+  admission_->set_capacity(*changed * devices_);
+  observer_.set_depth(*changed);
+  COPROVE_LOG(info, "engine") << "depth " << from << " -> " << *changed << " a device (measured over " << f.samples
+                              << " partitions: synthesis " << f.synthesis_ms << " ms, device " << f.device_ms
+                              << " ms, after the device " << f.after_device_ms << " ms a partition; at most "
+                              << depth_max_ << ")";
+}
+
+// The pool grows ahead of a rising depth, in the background (on its allocator thread): a slot's
+// worth of partitions beyond the depth, so that page-locking stays off a partition's path.
+void engine_core::grow_pool_ahead(std::size_t depth) {
+  if (config_.prewarm_partitions != 0) return;  // the configured prewarm is the user's
+  const std::size_t ahead = std::min(depth_max_, depth + slots_);
+  if (ahead <= prewarmed_depth_) return;
+  std::size_t count = (ahead - prewarmed_depth_) * devices_ * (plan_.input_vectors_per_slot + 1);
+  // What the pool holds already (buffers of other sizes too) counts against its capacity: a full
+  // pool serves the new partitions from its free buffers.
+  const pinned::pool_stats pool = pool_->stats();
+  const std::size_t room = pool.capacity_bytes - std::min(pool.capacity_bytes, pool.bytes_allocated);
+  count = std::min(count, room / pinned::round_up_to_pages(plan_.vector_bytes));
+  prewarmed_depth_ = ahead;
+  if (count == 0) return;
+  try {
+    pool_->prewarm(count, plan_.vector_bytes);
+  } catch (const std::invalid_argument& e) {
+    runtime::warn_once("engine.prewarm_ahead", "engine",
+                       std::string("the pinned pool could not grow ahead of the measured depth (") + e.what() +
+                           "): partitions beyond it allocate their buffers when they lease them");
+  }
+}
+
+depth_basis engine_core::basis() const {
+  std::lock_guard lock(depth_mutex_);
+  return depth_basis_;
+}
+
+namespace {
+
+// A circuit id ("mimc/16") as a file name: anything but letters, digits, '.', '-' becomes '_'.
+std::string file_name_of(const std::string& circuit_id) {
+  std::string out;
+  for (char ch : circuit_id)
+    out += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-') ? ch : '_';
+  return out + ".pce";
+}
+
+double seconds_since(std::uint64_t start) { return static_cast<double>(now_ns() - start) / 1e9; }
+
+}  // namespace
+
+std::string engine_core::pce_file(const std::string& circuit_id) const {
+  return (std::filesystem::path(config_.pce_cache_dir) / file_name_of(circuit_id)).string();
+}
+
+// Loads a circuit's constraint-cache file once (later calls return at once); a missing file is
+// built by the circuit's first partition, an unusable one too (said at warning).
+void engine_core::load_pce_file(const std::string& circuit_id) {
+  if (config_.pce_cache_dir.empty() || config_.synthesizer) return;
+  std::lock_guard lock(pce_files_mutex_);
+  if (pce_files_.count(circuit_id) != 0) return;
+  pce_cache_entry& entry = pce_files_[circuit_id];
+  entry.file = pce_file(circuit_id);
+  std::error_code ec;
+  if (!std::filesystem::exists(entry.file, ec)) return;
+  const std::uint64_t start = now_ns();
+  try {
+    pce_->load(entry.file);
+    if (pce_->contains(circuit_id)) {
+      entry.state = "loaded";
+      entry.seconds = seconds_since(start);
+      COPROVE_LOG(info, "engine") << "constraint cache of " << circuit_id << " loaded from " << entry.file << " in "
+                                  << entry.seconds * 1e3 << " ms";
+      return;
+    }
+    COPROVE_LOG(warning, "engine") << "constraint cache file " << entry.file << " holds no PCE of " << circuit_id
+                                   << ": rebuilt by its first partition and saved again";
+  } catch (const std::exception& e) {
+    COPROVE_LOG(warning, "engine") << "constraint cache file " << entry.file << " is unusable (" << e.what()
+                                   << "): rebuilt by its first partition and saved again";
+  }
+}
+
+// After a slow-path synthesis: when it left the circuit's PCE ready and none was recorded as
+// built yet (a first build, or a rebuild of a file that failed its check), record how long it
+// took and save the file, on the synthesis executor.
+void engine_core::pce_synthesized(const std::string& circuit_id, const synthesis_outcome& s) {
+  if (config_.synthesizer || !pce_->contains(circuit_id)) return;
+  std::string file;
+  {
+    std::lock_guard lock(pce_files_mutex_);
+    pce_cache_entry& entry = pce_files_[circuit_id];
+    if (entry.state == "built" || entry.state == "off") return;
+    entry.seconds = static_cast<double>(s.end - s.start) / 1e9;
+    if (config_.pce_cache_dir.empty()) {
+      entry.state = "off";
+      return;
+    }
+    entry.state = "built";
+    entry.file = pce_file(circuit_id);
+    file = entry.file;
+  }
+  // The task holds the cache, not the core: it may outlive the engine (a configured executor).
+  boost::asio::post(cpu_, [cache = pce_, circuit_id, file] {
+    const std::uint64_t start = now_ns();
+    try {
+      std::filesystem::create_directories(std::filesystem::path(file).parent_path());
+      cache->save(file, circuit_id);
+      COPROVE_LOG(info, "engine") << "constraint cache of " << circuit_id << " saved to " << file << " in "
+                                  << seconds_since(start) * 1e3 << " ms";
+    } catch (const std::exception& e) {
+      COPROVE_LOG(warning, "engine") << "constraint cache of " << circuit_id << " could not be saved to " << file
+                                     << ": " << e.what() << " (the next process builds it again)";
+    }
+  });
+}
+
+std::map<std::string, pce_cache_entry> engine_core::pce_cache_entries() const {
+  std::lock_guard lock(pce_files_mutex_);
+  std::map<std::string, pce_cache_entry> out;
+  for (const auto& [id, e] : pce_files_)
+    if (!e.state.empty()) out.emplace(id, e);
+  return out;
+}
+
 void engine_core::partition_ended(const std::shared_ptr<job>& j, std::size_t index,
                                   std::optional<partition_result> result, std::error_code ec,
                                   const std::string& message) {
@@ -1424,7 +1659,12 @@ engine_status engine_core::status_snapshot() const {
                 observer_.synthesizing().current(),
                 observer_.gpu_queue().current(),
                 observer_.in_flight().maximum(),
-                observer_.synthesizing().maximum()};
+                observer_.synthesizing().maximum(),
+                basis()};
+  s.dispatch.depth = depth_per_device();
+  s.pce_cache_dir = config_.pce_cache_dir;
+  s.pce_cache = pce_cache_entries();
+  s.bottleneck = report().bottleneck;
   std::lock_guard lock(jobs_mutex_);
   for (const auto& [id, j] : jobs_) {
     const job_state st = j->state.load(std::memory_order_acquire);
@@ -1445,7 +1685,14 @@ engine_report engine_core::report() const {
   r.pce = pce_->stats();
   r.pce_bytes = pce_->bytes();
   r.plan = plan_;
+  r.pce_cache_dir = config_.pce_cache_dir;
+  r.pce_cache = pce_cache_entries();
+  r.synthesis_threads = synthesis_threads_;
+  r.worker_slots_per_device = slots_;
   observer_.fill(r);
+  r.dispatch.basis = basis();
+  r.bottleneck = name_bottleneck(r);
+  observer_.set_bottleneck(r.bottleneck.kind);
   return r;
 }
 

@@ -16,6 +16,34 @@ boost::json::object units_json(const resource_units& u) {
   return {{"capacity", u.capacity}, {"available", u.available}};
 }
 
+// The depth's figures into a dispatch object: depth_source, depth_max and what they came from.
+void add_depth(boost::json::object& dispatch, const depth_basis& b) {
+  dispatch["depth_source"] = b.source;
+  dispatch["depth_max"] = b.max;
+  dispatch["depth_max_reason"] = b.max_reason;
+  dispatch["depth_basis"] = boost::json::object{{"synthesis_ms", b.synthesis_ms}, {"device_ms", b.device_ms},
+                                                {"after_device_ms", b.after_device_ms}, {"samples", b.samples},
+                                                {"wanted", b.wanted}, {"changes", b.changes}};
+}
+
+// pce.cache (circuit id -> loaded, built or off), pce.cache_seconds and pce.cache_dir.
+void add_pce_cache(boost::json::object& pce, const std::string& dir, const std::map<std::string, pce_cache_entry>& cache) {
+  boost::json::object states, seconds, files;
+  for (const auto& [id, e] : cache) {
+    states[id] = e.state;
+    seconds[id] = e.seconds;
+    if (!e.file.empty()) files[id] = e.file;
+  }
+  pce["cache_dir"] = dir;
+  pce["cache"] = std::move(states);
+  pce["cache_seconds"] = std::move(seconds);
+  pce["cache_files"] = std::move(files);
+}
+
+boost::json::object bottleneck_json(const bottleneck_report& b) {
+  return {{"kind", b.kind}, {"message", b.message}};
+}
+
 }  // namespace
 
 boost::json::object to_json(const engine_status& s) {
@@ -41,6 +69,7 @@ boost::json::object to_json(const engine_status& s) {
                                  {"slow_path", s.pce.slow_path},
                                  {"builds", s.pce.builds},
                                  {"waits", s.pce.waits}};
+  add_pce_cache(o["pce"].as_object(), s.pce_cache_dir, s.pce_cache);
   o["gpu_slots"] = units_json(s.gpu_slots);
   o["memory_reservation"] = boost::json::object{{"capacity_bytes", s.memory_reservation.capacity},
                                                 {"available_bytes", s.memory_reservation.available}};
@@ -54,6 +83,8 @@ boost::json::object to_json(const engine_status& s) {
                                       {"gpu_queue", d.gpu_queue},
                                       {"max_in_flight", d.max_in_flight},
                                       {"max_concurrent_synthesis", d.max_concurrent_synthesis}};
+  add_depth(o["dispatch"].as_object(), d.basis);
+  o["bottleneck"] = bottleneck_json(s.bottleneck);
   o["jobs"] = boost::json::object{{"queued", s.jobs.queued}, {"running", s.jobs.running}, {"finished", s.jobs.finished}};
   return o;
 }
@@ -69,7 +100,7 @@ boost::json::object to_json(const engine_report& r) {
   const double reuse_fraction =
       ps.checkouts > 0 ? static_cast<double>(ps.reuses) / static_cast<double>(ps.checkouts) : 0.0;
   const auto& d = r.dispatch;
-  return boost::json::object{
+  boost::json::object out{
       {"backend", r.backend},
       {"devices", names_json(r.devices)},
       {"partitions", r.partitions()},
@@ -113,6 +144,10 @@ boost::json::object to_json(const engine_report& r) {
       {"h2d_gb_per_s", r.h2d_gb_per_s},
       {"stages", std::move(stages)},
       {"memory_plan", r.plan.to_json()}};
+  add_depth(out["dispatch"].as_object(), d.basis);
+  add_pce_cache(out["pce"].as_object(), r.pce_cache_dir, r.pce_cache);
+  out["bottleneck"] = bottleneck_json(r.bottleneck);
+  return out;
 }
 
 }  // namespace coprove::engine

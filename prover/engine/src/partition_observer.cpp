@@ -47,6 +47,8 @@ struct partition_observer::metrics {
   runtime::gauge* h2d_gb_per_s;
   runtime::gauge* pool_reuses;
   runtime::gauge* pool_allocations;
+  runtime::gauge* depth;
+  std::map<std::string, runtime::gauge*, std::less<>> bottleneck;
   std::map<std::string, runtime::histogram*, std::less<>> stage_seconds;
   std::vector<runtime::gauge*> gpu_busy;
 
@@ -78,6 +80,13 @@ struct partition_observer::metrics {
     h2d_gb_per_s = &r.get_gauge(p + "h2d_gb_per_second", "Host to device copy throughput");
     pool_reuses = &r.get_gauge(p + "pinned_pool_reuses", "Pinned pool checkouts served by a free buffer");
     pool_allocations = &r.get_gauge(p + "pinned_pool_allocations", "Pinned pool buffers allocated");
+    depth = &r.get_gauge(p + "dispatch_depth",
+                         "Admission depth per device: partitions a device may have in flight (measured or configured)");
+    for (const char* kind : {"device", "synthesis", "depth", "memory", "copies", "none"})
+      bottleneck[kind] = &r.get_gauge(p + "bottleneck",
+                                      "What limits throughput over the report window (1 for the kind named, 0 for the "
+                                      "others), as the report's bottleneck says",
+                                      {{"kind", kind}});
     for (const char* stage : stage_names)
       stage_seconds[stage] = &r.get_histogram(p + "stage_seconds", "Partition stage latency", {{"stage", stage}});
     for (std::size_t d = 0; d < devices; ++d)
@@ -92,6 +101,7 @@ partition_observer::partition_observer(observer_config cfg)
       busy_since_(std::make_unique<counter[]>(cfg_.device_names.size())),
       active_(std::make_unique<std::atomic<std::size_t>[]>(cfg_.device_names.size())) {
   for (const char* stage : stage_names) stage_ms_[stage] = std::make_unique<runtime::histogram>();
+  set_depth(cfg_.depth_per_device);
   if (cfg_.trace) {
     trace_ = std::make_unique<runtime::trace_writer>(cfg_.trace_max_events);
     for (std::size_t d = 0; d < cfg_.device_names.size(); ++d)
@@ -271,15 +281,17 @@ void partition_observer::slot_idle(worker_ref w) {
   const bool depth_bound = before_device < cfg_.synthesis_threads;
   add(depth_bound ? starved_depth_ : starved_synthesis_);
   (depth_bound ? metrics_->starved_depth : metrics_->starved_synthesis)->inc();
-  if (depth_bound)
+  // A measured depth moves by itself (the report names it if it stays the bottleneck); a configured
+  // one is the user's to change.
+  if (depth_bound && !cfg_.depth_measured)
     runtime::warn_once(
         "engine.starved_by_depth", "engine",
         "device " + std::to_string(w.device) + " worker slot " + std::to_string(w.slot) +
             " went idle while partitions waited for admission: none of the " +
-            std::to_string(cfg_.depth_per_device * cfg_.device_names.size()) +
+            std::to_string(depth_per_device_.load(std::memory_order_relaxed) * cfg_.device_names.size()) +
             " partitions in flight was ready for it, and fewer were being synthesized than there are synthesis "
             "threads. The depth (" +
-            std::to_string(cfg_.depth_per_device) +
+            std::to_string(depth_per_device_.load(std::memory_order_relaxed)) +
             " a device, engine.depth_per_device) is too small to keep the devices fed: raise it (the memory plan "
             "charges each partition in flight its pinned vectors and a synthesis working set); counted in "
             "coprove_engine_starved_slots_total{cause=\"depth\"}");
@@ -331,6 +343,15 @@ void partition_observer::partition_ended(const partition_ref& p, std::uint64_t a
   update_gauges();
 }
 
+void partition_observer::set_depth(std::size_t depth) {
+  depth_per_device_.store(depth, std::memory_order_relaxed);
+  metrics_->depth->set(static_cast<double>(depth));
+}
+
+void partition_observer::set_bottleneck(const std::string& kind) const {
+  for (const auto& [name, gauge] : metrics_->bottleneck) gauge->set(name == kind ? 1.0 : 0.0);
+}
+
 void partition_observer::job_ended(job_state state) {
   switch (state) {
     case job_state::done: add(jobs_done_); break;
@@ -371,13 +392,14 @@ void partition_observer::fill(engine_report& r) const {
   r.elapsed_s = start == 0 || end < start ? 0.0 : static_cast<double>(end - start) / 1e9;
   r.throughput_partitions_per_s = r.elapsed_s > 0 ? static_cast<double>(r.verified) / r.elapsed_s : 0.0;
   r.dispatch = {cfg_.policy,
-                cfg_.depth_per_device,
+                depth_per_device_.load(std::memory_order_relaxed),
                 devices,
                 in_flight_.maximum(),
                 synthesizing_.maximum(),
                 max_gpu_queue_.load(std::memory_order_relaxed),
                 load(starved_depth_),
-                load(starved_synthesis_)};
+                load(starved_synthesis_),
+                r.dispatch.basis};
   r.syntheses = {load(pce_hits_), load(pce_slow_), load(configured_), load(spmv_on_backend_), load(late_abc_)};
   r.gpu_busy_fraction_per_device.clear();
   double busy_sum = 0;

@@ -725,12 +725,14 @@ void read_matrix(checked_reader& r, csr_matrix& m, std::size_t rows, std::size_t
 
 }  // namespace
 
-void pce_cache::save(const std::string& path) const {
+void pce_cache::save(const std::string& path) const { save(path, std::nullopt); }
+
+void pce_cache::save(const std::string& path, std::optional<std::string_view> circuit_id) const {
   std::vector<std::shared_ptr<const pce_matrices>> ready;
   {
     std::lock_guard lock(state_->mutex);
     for (const auto& [id, e] : state_->entries) {
-      if (e->state == entry::status::ready) ready.push_back(e->matrices);
+      if (e->state == entry::status::ready && (!circuit_id || id == *circuit_id)) ready.push_back(e->matrices);
     }
   }
   const std::string temporary = path + ".tmp";

@@ -107,11 +107,18 @@ struct engine_config {
   /// The admission depth, given per device and enforced as one total: at most depth_per_device x
   /// devices partitions are in flight at once, shared by every device (a synthesized partition
   /// takes whichever worker slot frees first, so a slow device may hold more than its share).
-  /// 0 = 2 x worker slots.
+  /// 0 (the default) = measured: it starts from an estimate and follows the measured stage times
+  /// (slots x (1 + CPU time / device time) x a margin, see detail/depth_controller.hpp), at most
+  /// what the CPU can use and the memory plan allows; the plan is sized for that most.
   std::size_t depth_per_device = 0;
   std::chrono::milliseconds poll_interval{5};  ///< poll policy: how often it looks
   std::size_t poll_queue_limit = 4;  ///< poll policy: admit while fewer are queued for the GPU
   pce_policy pce = pce_policy::wait;
+  /// Where each circuit's constraint cache (PCE) is kept across processes: loaded from
+  /// <dir>/<circuit id>.pce when the engine starts (for every keyed circuit) or first meets the
+  /// circuit, saved there once built. A corrupt or stale file is rebuilt (said at warning). Empty
+  /// (the engine's default): off, said once at info; the binary defaults to ~/.cache/coprove.
+  std::string pce_cache_dir;
   /// PCE hits send only the assignment to the backend, which evaluates A w, B w, C w itself (on a
   /// GPU: a third or less of the bytes written on the host and copied, and no SpMV on the CPU).
   /// Under PCE `wait` (and when the plan circuit's assignment fits a vector), such a partition also
@@ -128,7 +135,9 @@ struct engine_config {
   boost::asio::any_io_executor synthesis_executor{};
   std::size_t memory_budget_bytes = 0;  ///< the memory plan's total; 0 = auto from free memory
   bool pageable_fallback = false;  ///< pinned pool may hand out pageable buffers when exhausted
-  std::size_t prewarm_partitions = 0;  ///< pinned buffer sets allocated at start; 0 = depth
+  /// Pinned buffer sets allocated at start; 0 = the depth at start (the pool grows ahead of a
+  /// measured depth as it rises, in the background).
+  std::size_t prewarm_partitions = 0;
   bool trace = false;                  ///< record a Chrome trace of every stage
   std::size_t trace_max_events = 1 << 20;
   /// The largest partition the memory plan sizes buffers for; bigger requests are rejected.
@@ -309,7 +318,7 @@ class engine {
   const memory_plan& plan() const;
   const compute_backend& backend() const;
   const engine_config& config() const;
-  /// The depth D per device the semaphore policy admits.
+  /// The depth D per device the semaphore policy admits now (a measured depth moves).
   std::size_t depth_per_device() const noexcept;
   /// Null when tracing is off.
   runtime::trace_writer* trace();

@@ -24,6 +24,35 @@ struct resource_units {
   std::size_t available = 0;
 };
 
+/// What the admission depth is and what it came from.
+struct depth_basis {
+  std::string source = "configured";  ///< "configured" (engine.depth_per_device) or "measured"
+  /// Per device, the most it may reach: the configured depth, or the smaller of what the CPU can
+  /// use and what the memory plan allows (the plan is sized for it).
+  std::size_t max = 0;
+  std::string max_reason = "configured";  ///< "configured", "cpu" or "memory"
+  /// Measured: the smoothed stage times a partition (ms), how many partitions were measured and
+  /// the depth the formula asked for before the limits.
+  double synthesis_ms = 0, device_ms = 0, after_device_ms = 0;
+  std::uint64_t samples = 0;
+  std::size_t wanted = 0;
+  std::uint64_t changes = 0;  ///< times the measured depth changed
+};
+
+/// One circuit's constraint cache (PCE) file: "loaded" from the cache folder, "built" (and saved
+/// there), or "off" (no cache folder: built in memory only); and how long the load or build took.
+struct pce_cache_entry {
+  std::string state;
+  double seconds = 0;
+  std::string file;  ///< empty when off
+};
+
+/// What limits throughput (see bottleneck.hpp).
+struct bottleneck_report {
+  std::string kind = "none";  ///< device, synthesis, depth, memory, copies or none
+  std::string message;
+};
+
 /// The engine now: its devices, plan, pool, PCE cache, what admission holds and what is in flight.
 struct engine_status {
   std::string backend;
@@ -42,7 +71,11 @@ struct engine_status {
     std::size_t depth = 0;
     std::size_t queued = 0, in_flight = 0, synthesizing = 0, gpu_queue = 0;
     std::size_t max_in_flight = 0, max_concurrent_synthesis = 0;
+    depth_basis basis;
   } dispatch;
+  std::string pce_cache_dir;  ///< empty: off
+  std::map<std::string, pce_cache_entry> pce_cache;  ///< by circuit id
+  bottleneck_report bottleneck;
   struct job_counts {
     std::size_t queued = 0, running = 0, finished = 0;
   } jobs;
@@ -69,11 +102,14 @@ struct engine_report {
     std::size_t max_in_flight = 0, max_concurrent_synthesis = 0, max_gpu_queue = 0;
     /// Worker slots gone idle behind a full depth, by cause (the depth, or synthesis).
     std::uint64_t starved_by_depth = 0, starved_by_synthesis = 0;
+    depth_basis basis;
   } dispatch;
   pinned::pool_stats pinned_pool;
   r1cs::pce_policy pce_policy = r1cs::pce_policy::wait;
   r1cs::pce_stats pce;
   std::size_t pce_bytes = 0;
+  std::string pce_cache_dir;  ///< empty: off
+  std::map<std::string, pce_cache_entry> pce_cache;  ///< by circuit id
   struct synthesis_counts {
     std::uint64_t pce = 0, slow = 0, configured = 0, spmv_on_backend = 0, late_abc = 0;
   } syntheses;
@@ -84,6 +120,8 @@ struct engine_report {
   /// proof_verify, total.
   std::map<std::string, stage_summary> stages;
   memory_plan plan;
+  std::size_t synthesis_threads = 0, worker_slots_per_device = 0;
+  bottleneck_report bottleneck;
 
   std::uint64_t partitions() const noexcept { return verified + failed + cancelled; }
 };

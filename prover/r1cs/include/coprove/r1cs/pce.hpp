@@ -142,6 +142,8 @@ class pce_cache {
 
   /// Writes every ready PCE to path (temporary file, then rename); throws pce_error on I/O errors.
   void save(const std::string& path) const;
+  /// As save, with only the PCE of circuit_id (none, when it is not ready); every PCE when nullopt.
+  void save(const std::string& path, std::optional<std::string_view> circuit_id) const;
   /// Reads a file written by save; entries whose id is already cached are skipped. Returns the
   /// number added. Throws pce_error (bad magic, version, checksum, truncation, invalid matrices,
   /// or over capacity) and then adds nothing.

@@ -41,6 +41,10 @@ class admission : public std::enable_shared_from_this<admission> {
   /// The GPU slots: capacity and free units (policies without a depth report all free).
   virtual std::size_t capacity() const noexcept { return capacity_; }
   virtual std::size_t available() const noexcept { return capacity_; }
+  /// Changes the GPU slots (> 0) to `capacity` at run time (the measured depth): raising it admits
+  /// at most the difference; lowering it admits nobody until the partitions in flight are below it
+  /// (none is cancelled). Call pump() afterwards.
+  virtual void set_capacity(std::size_t capacity) { capacity_ = capacity; }
 
  protected:
   explicit admission(std::size_t capacity) : capacity_(capacity) {}
@@ -59,6 +63,8 @@ class semaphore_admission final : public admission {
   void stop() override { held_.release(); }
   bool depth_full() const noexcept override { return slots_.available() == 0; }
   std::size_t available() const noexcept override { return slots_.available(); }
+  std::size_t capacity() const noexcept override { return slots_.capacity(); }
+  void set_capacity(std::size_t capacity) override { slots_.set_capacity(capacity); }
 
  private:
   void on_granted(std::error_code ec, runtime::permit p);

@@ -43,7 +43,8 @@ struct observer_config {
   std::vector<std::string> device_names;
   std::size_t slots_per_device = 1;
   dispatch_policy policy = dispatch_policy::semaphore;
-  std::size_t depth_per_device = 1;
+  std::size_t depth_per_device = 1;  ///< the depth at start
+  bool depth_measured = false;       ///< engine.depth_per_device unset: the engine measures it
   std::size_t synthesis_threads = 1;
   bool trace = false;
   std::size_t trace_max_events = 1 << 20;
@@ -86,6 +87,11 @@ class partition_observer {
                        std::uint64_t queue_wait_ns, const partition_timings* timings, bool is_pinned,
                        std::error_code failure);
   void job_ended(job_state state);
+  /// The admission depth per device is now `depth` (the measured depth moved): the report, the
+  /// idle-slot warning and coprove_engine_dispatch_depth follow it. Any thread.
+  void set_depth(std::size_t depth);
+  /// coprove_engine_bottleneck{kind}: 1 for `kind`, 0 for the others. Any thread.
+  void set_bottleneck(const std::string& kind) const;
 
   /// The trace lane of the calling synthesis thread (0 without a trace). Any thread.
   std::uint32_t synthesis_lane();
@@ -116,6 +122,7 @@ class partition_observer {
   std::unique_ptr<runtime::trace_writer> trace_;
 
   std::atomic<std::size_t> queued_{0};
+  std::atomic<std::size_t> depth_per_device_{0};
   high_water_counter in_flight_, synthesizing_, gpu_queue_;
   std::atomic<std::size_t> max_gpu_queue_{0};
   counter window_start_ns_{0}, last_end_ns_{0};

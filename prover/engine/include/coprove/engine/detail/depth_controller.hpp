@@ -1,0 +1,88 @@
+// The admission depth from measurement. With engine.depth_per_device unset, the engine keeps each
+// device fed with about as many partitions in flight as the time a partition holds its admission
+// permit covers: a worker slot's partition takes `device` on the device, and meanwhile the ones
+// behind it are synthesized (and the ones before it proved) on the CPU, so by Little's law
+//   in flight per device ~ slots x (1 + (synthesis + after device) / device) x margin,
+// bounded by what the CPU can use at all (every synthesis thread busy and one partition ready per
+// slot beyond the one on it) and by the memory plan. It starts from an estimate (stages as long as
+// the device's) and follows the measured stage times, smoothed, once a device's worth of partitions
+// has ended. Pure arithmetic, no clock and no thread: the engine feeds it on its control executor
+// and applies what it answers (async_semaphore::set_capacity).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+namespace coprove::engine::detail {
+
+/// What bounds the depth, fixed at construction.
+struct depth_limits {
+  std::size_t devices = 1;
+  std::size_t slots_per_device = 1;
+  std::size_t synthesis_threads = 1;
+  /// Per device: the most partitions in flight the memory plan allows (the plan is sized for it).
+  std::size_t plan_limit = 1;
+};
+
+/// One partition's stage times as the controller reads them.
+struct depth_sample {
+  std::uint64_t synthesis_ns = 0;     ///< on a synthesis thread
+  std::uint64_t device_ns = 0;        ///< on a worker slot (copies, kernels, evaluation)
+  std::uint64_t after_device_ns = 0;  ///< the proof and its check, on the CPU, permit still held
+  /// The synthesis recorded its circuit's constraint cache: a one-off, not what later partitions
+  /// take; used only until a steady synthesis has been seen.
+  bool synthesis_one_off = false;
+};
+
+/// The figures a depth came from.
+struct depth_figures {
+  double synthesis_ms = 0, device_ms = 0, after_device_ms = 0;  ///< smoothed means; 0 before any sample
+  std::uint64_t samples = 0;
+  std::size_t wanted = 0;     ///< per device, what the formula asks before the limits
+  std::size_t cpu_limit = 0;  ///< per device: synthesis threads / devices + 2 x slots
+  std::size_t plan_limit = 0;
+  std::size_t depth = 0;  ///< per device, now
+  bool measured = false;  ///< false while the depth is still the estimate
+};
+
+class depth_controller {
+ public:
+  /// Headroom over the formula: stage times vary, and a slot that waits costs more than a
+  /// partition that waits.
+  static constexpr double margin = 1.25;
+  /// Weight of a new sample in the smoothed means.
+  static constexpr double smoothing = 0.2;
+
+  /// Throws std::invalid_argument when devices, slots, threads or the plan's limit is 0.
+  explicit depth_controller(depth_limits limits);
+
+  /// The most partitions in flight per device the CPU can keep busy: every synthesis thread at
+  /// work (threads / devices, rounded up) plus, per worker slot, one on the device and one ready.
+  static std::size_t cpu_limit(const depth_limits& limits) noexcept;
+  /// ceil(slots x (1 + (synthesis + after) / device) x margin), at least slots; `device_ms` > 0.
+  static std::size_t wanted(std::size_t slots, double synthesis_ms, double device_ms,
+                            double after_device_ms) noexcept;
+
+  /// The depth per device now.
+  std::size_t depth() const noexcept { return depth_; }
+  /// Takes one partition's stage times; returns the new depth when it changed. It changes only
+  /// once slots x devices partitions have been measured; it rises as soon as the formula asks for
+  /// more and falls only when it asks for two or more fewer (so that it does not flap by one).
+  std::optional<std::size_t> record(const depth_sample& sample);
+  depth_figures figures() const noexcept;
+
+ private:
+  std::size_t clamp(std::size_t wanted) const noexcept;
+
+  depth_limits limits_;
+  std::size_t upper_ = 1;  // min(cpu limit, plan limit)
+  std::size_t depth_ = 1;
+  std::size_t wanted_ = 0;
+  std::uint64_t samples_ = 0;
+  bool measured_ = false;
+  bool steady_synthesis_ = false;  // a synthesis that was not a one-off has been seen
+  double synthesis_ms_ = 0, device_ms_ = 0, after_device_ms_ = 0;
+};
+
+}  // namespace coprove::engine::detail

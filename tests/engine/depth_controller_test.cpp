@@ -1,0 +1,132 @@
+// The measured admission depth: its estimate, its formula, its limits and how it follows stage
+// times up and down, fed by hand (no clock).
+#include <coprove/engine/detail/depth_controller.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+using coprove::engine::detail::depth_controller;
+using coprove::engine::detail::depth_limits;
+using coprove::engine::detail::depth_sample;
+
+namespace {
+
+constexpr std::uint64_t ms = 1'000'000;
+
+depth_sample sample(std::uint64_t synthesis_ms, std::uint64_t device_ms, std::uint64_t after_ms = 0) {
+  return {synthesis_ms * ms, device_ms * ms, after_ms * ms, false};
+}
+
+// Feeds `n` equal samples; returns every depth it changed to, in order, and checks that each
+// change stays within [1, upper].
+std::vector<std::size_t> feed(depth_controller& c, const depth_sample& s, int n, std::size_t upper) {
+  std::vector<std::size_t> changes;
+  for (int i = 0; i < n; ++i) {
+    if (auto d = c.record(s)) {
+      CHECK(*d >= 1);
+      CHECK(*d <= upper);
+      changes.push_back(*d);
+    }
+  }
+  return changes;
+}
+
+}  // namespace
+
+TEST_CASE("the depth formula is slots x (1 + CPU time / device time) x margin", "[engine][depth][cpu]") {
+  // 2 slots, synthesis 3 x the device: 2 x 4 x 1.25 = 10.
+  CHECK(depth_controller::wanted(2, 30.0, 10.0, 0.0) == 10);
+  // The proof after the device holds the permit too: 2 x (1 + (30 + 10) / 10) x 1.25 = 12.5 -> 13.
+  CHECK(depth_controller::wanted(2, 30.0, 10.0, 10.0) == 13);
+  // Fast synthesis still keeps every slot busy.
+  CHECK(depth_controller::wanted(4, 0.0, 10.0, 0.0) == 5);
+  CHECK(depth_controller::wanted(3, 0.0, 0.0, 0.0) == 4);
+  // A device that takes no time asks for as much as the limits allow.
+  CHECK(depth_controller::wanted(1, 5.0, 0.0, 0.0) > 1000);
+}
+
+TEST_CASE("the CPU limit is the synthesis threads a device plus two partitions a slot", "[engine][depth][cpu]") {
+  CHECK(depth_controller::cpu_limit({1, 2, 16, 100}) == 20);
+  CHECK(depth_controller::cpu_limit({4, 2, 16, 100}) == 8);
+  CHECK(depth_controller::cpu_limit({3, 1, 16, 100}) == 8);  // 16 / 3 rounded up
+}
+
+TEST_CASE("the depth starts from an estimate within the limits", "[engine][depth][cpu]") {
+  // Stages as long as the device's: 2 x 2 x 1.25 = 5.
+  depth_controller c({1, 2, 16, 64});
+  CHECK(c.depth() == 5);
+  CHECK_FALSE(c.figures().measured);
+  // The plan's limit caps the estimate.
+  CHECK(depth_controller({1, 2, 16, 3}).depth() == 3);
+  // So does the CPU's: 1 thread, 1 slot -> 1 + 2.
+  CHECK(depth_controller({1, 1, 1, 64}).depth() == 3);
+  CHECK_THROWS_AS(depth_controller({0, 1, 1, 1}), std::invalid_argument);
+  CHECK_THROWS_AS(depth_controller({1, 1, 1, 0}), std::invalid_argument);
+}
+
+TEST_CASE("the depth waits for a device's worth of samples before it moves", "[engine][depth][cpu]") {
+  depth_controller c({1, 4, 64, 1000});
+  const std::size_t estimate = c.depth();
+  for (int i = 0; i < 3; ++i) CHECK_FALSE(c.record(sample(90, 10)).has_value());
+  CHECK(c.depth() == estimate);
+  const auto changed = c.record(sample(90, 10));
+  REQUIRE(changed.has_value());
+  CHECK(*changed == 50);  // 4 x (1 + 9) x 1.25
+  CHECK(c.figures().measured);
+  CHECK(c.figures().samples == 4);
+}
+
+TEST_CASE("the depth follows stage times up and down within the limits", "[engine][depth][cpu]") {
+  const depth_limits limits{1, 2, 16, 14};
+  depth_controller c(limits);
+  const std::size_t upper = 14;  // min(cpu 20, plan 14)
+
+  // Synthesis 5 x the device: wants 2 x 6 x 1.25 = 15, capped by the plan.
+  auto up = feed(c, sample(50, 10), 40, upper);
+  REQUIRE_FALSE(up.empty());
+  CHECK(c.depth() == 14);
+  CHECK(c.figures().wanted == 15);
+  CHECK(c.figures().plan_limit == 14);
+  // It only ever rose on the way.
+  for (std::size_t i = 1; i < up.size(); ++i) CHECK(up[i] > up[i - 1]);
+
+  // Synthesis falls to the device's time: 2 x 2 x 1.25 = 5, reached without passing below it.
+  auto down = feed(c, sample(10, 10), 80, upper);
+  REQUIRE_FALSE(down.empty());
+  for (std::size_t i = 1; i < down.size(); ++i) CHECK(down[i] < down[i - 1]);
+  for (auto d : down) CHECK(d >= 5);
+  // It settles within one above the target (6: the mean approaches 10 ms from above) and does not
+  // flap by one.
+  CHECK(c.figures().wanted == 6);
+  CHECK(c.depth() <= 7);
+
+  // And back up when synthesis slows again.
+  feed(c, sample(30, 10), 80, upper);
+  CHECK(c.depth() == 10);  // 2 x 4 x 1.25
+}
+
+TEST_CASE("the CPU limit caps a CPU-bound workload", "[engine][depth][cpu]") {
+  // 4 threads, one device of 2 slots: synthesis 50 x the device wants 128; the CPU can use 4 + 4.
+  depth_controller c({1, 2, 4, 1000});
+  feed(c, sample(500, 10), 20, 8);
+  CHECK(c.depth() == 8);
+  CHECK(c.figures().cpu_limit == 8);
+}
+
+TEST_CASE("a constraint-cache build is not taken for a partition's synthesis", "[engine][depth][cpu]") {
+  depth_controller c({1, 1, 64, 1000});
+  // The first partition builds the cache: 100 x the device.
+  depth_sample build = sample(1000, 10);
+  build.synthesis_one_off = true;
+  c.record(build);
+  CHECK(c.figures().synthesis_ms == 1000.0);  // all there is so far
+  // The steady ones replace it at once, and later one-offs are ignored.
+  c.record(sample(10, 10));
+  CHECK(c.figures().synthesis_ms == 10.0);
+  c.record(build);
+  CHECK(c.figures().synthesis_ms == 10.0);
+  CHECK(c.depth() == 3);  // 1 x 2 x 1.25 -> 3
+}

@@ -1,0 +1,195 @@
+// The engine's defaults on the host backend: the depth measured from stage times (up and down,
+// within the CPU's and the memory plan's limits, said in the report and the status), the
+// constraint cache kept in files across engines (written, loaded, rebuilt when corrupt) and the
+// bottleneck named.
+#include <coprove/engine/engine.hpp>
+
+#include <coprove/engine/host_backend.hpp>
+
+#include <catch2/catch.hpp>
+
+#include "engine_test_support.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace {
+
+namespace test = coprove::test;
+using namespace coprove::engine;
+using namespace std::chrono_literals;
+using test::prove;
+using test::require_at_baseline;
+using test::running_io;
+
+// 8 synthesis threads: the CPU's limit on the depth (8 + 2 x 2 slots) is well above the estimate.
+engine_config records_config() { return test::records_config(10, 8); }
+
+// A fresh folder under the system's temporary directory, removed at the end of the scope.
+struct temp_dir {
+  std::filesystem::path path;
+  temp_dir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "coprove-pce-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path = pattern;
+  }
+  ~temp_dir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
+std::size_t number(const boost::json::value& v) { return v.to_number<std::size_t>(); }
+
+}  // namespace
+
+TEST_CASE("with the depth unset the engine measures it and says what it came from", "[prover][engine][depth][cpu]") {
+  running_io rt;
+  engine e(rt.io.get_executor(), records_config(), make_host_backend(1, 2));
+  // 8 threads, 2 slots: the CPU can use 8 + 4 a device, and the plan is sized for it.
+  const auto before = e.status_json().at("dispatch").as_object();
+  CHECK(before.at("depth_source").as_string() == "measured");
+  CHECK(number(before.at("depth_max")) == 12);
+  CHECK(before.at("depth_max_reason").as_string() == "cpu");
+  CHECK(e.plan().pinned_slots == 12);
+  CHECK(e.depth_per_device() == 5);  // the estimate: 2 slots x 2 x 1.25
+  auto [ec, result] = prove(e, test::mimc_request(12, 10, 3));
+  REQUIRE_FALSE(ec);
+  const auto report = e.report_json();
+  const auto& dispatch = report.at("dispatch").as_object();
+  CHECK(dispatch.at("depth_source").as_string() == "measured");
+  CHECK(number(dispatch.at("depth_basis").at("samples")) == 12);
+  CHECK(dispatch.at("depth_basis").at("device_ms").to_number<double>() > 0);
+  CHECK(number(dispatch.at("depth")) == e.depth_per_device());
+  CHECK(number(dispatch.at("depth")) <= 12);
+  CHECK(number(dispatch.at("max_in_flight")) <= 12);
+  CHECK(report.at("bottleneck").at("kind").is_string());
+  CHECK_FALSE(report.at("bottleneck").at("message").as_string().empty());
+  CHECK(e.status_json().at("bottleneck").at("kind") == report.at("bottleneck").at("kind"));
+  require_at_baseline(e);
+}
+
+TEST_CASE("a configured depth stays fixed and is said to be configured", "[prover][engine][depth][cpu]") {
+  running_io rt;
+  auto cfg = records_config();
+  cfg.depth_per_device = 3;
+  engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
+  auto [ec, result] = prove(e, test::mimc_request(8, 10, 3));
+  REQUIRE_FALSE(ec);
+  const auto dispatch = e.report_json().at("dispatch").as_object();
+  CHECK(dispatch.at("depth_source").as_string() == "configured");
+  CHECK(number(dispatch.at("depth")) == 3);
+  CHECK(number(dispatch.at("depth_max")) == 3);
+  CHECK(number(dispatch.at("depth_basis").at("changes")) == 0);
+  CHECK(number(dispatch.at("max_in_flight")) <= 3);
+  CHECK(e.plan().pinned_slots == 3);
+}
+
+TEST_CASE("the measured depth follows injected synthesis times up and back down", "[prover][engine][depth][cpu]") {
+  running_io rt;
+  auto cfg = records_config();
+  // Synthesis takes 100 ms while `slow` is set: far longer than a 2^10 quotient on a worker slot.
+  std::atomic<bool> slow{true};
+  cfg.synthesis_hook = [&slow](std::uint64_t, std::size_t) {
+    if (slow.load()) std::this_thread::sleep_for(100ms);
+  };
+  engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
+  auto [ec, result] = prove(e, test::mimc_request(32, 10, 1));
+  REQUIRE_FALSE(ec);
+  // Up to the CPU's limit (8 threads + 2 x 2 slots), never beyond it.
+  CHECK(e.depth_per_device() == 12);
+  auto report = e.report_json();
+  CHECK(number(report.at("dispatch").at("max_in_flight")) <= 12);
+  CHECK(number(report.at("dispatch").at("depth_basis").at("wanted")) > 12);
+  CHECK(e.status_json().at("gpu_slots").at("capacity") == 12);
+  require_at_baseline(e);
+
+  // Synthesis as fast as it is: the device's time dominates and the depth falls back.
+  slow.store(false);
+  auto [ec2, second] = prove(e, test::mimc_request(64, 10, 2));
+  REQUIRE_FALSE(ec2);
+  CHECK(e.depth_per_device() < 12);
+  CHECK(e.depth_per_device() >= 2);
+  report = e.report_json();
+  CHECK(number(report.at("dispatch").at("depth_basis").at("changes")) >= 2);
+  CHECK(number(e.status_json().at("gpu_slots").at("capacity")) == e.depth_per_device());
+  require_at_baseline(e);
+}
+
+TEST_CASE("a measured depth is held to the largest the memory budget allows", "[prover][engine][depth][cpu]") {
+  boost::asio::io_context io;
+  auto cfg = records_config();
+  cfg.max_log_constraints = 16;
+  // The plan of 12 partitions in flight a device, and a budget a little short of it.
+  const engine full(io.get_executor(), cfg, make_host_backend(1, 2));
+  REQUIRE(full.plan().pinned_slots == 12);
+  cfg.memory_budget_bytes = full.plan().total_bytes - 1;
+  const engine held(io.get_executor(), cfg, make_host_backend(1, 2));
+  CHECK(held.plan().pinned_slots == 11);
+  CHECK(held.plan().fits());
+  const auto dispatch = held.status_json().at("dispatch").as_object();
+  CHECK(number(dispatch.at("depth_max")) == 11);
+  CHECK(dispatch.at("depth_max_reason").as_string() == "memory");
+  CHECK(held.depth_per_device() <= 11);
+  // A budget that does not hold one partition is still refused.
+  cfg.memory_budget_bytes = 1 << 20;
+  CHECK_THROWS_AS(engine(io.get_executor(), cfg, make_host_backend(1, 2)), memory_plan_error);
+}
+
+TEST_CASE("the constraint cache is written, loaded by the next engine, and rebuilt when corrupt",
+          "[prover][engine][pce][cpu]") {
+  temp_dir dir;
+  auto cfg = records_config();
+  cfg.pce_cache_dir = dir.path.string();
+  const std::filesystem::path file = dir.path / "mimc_10.pce";
+  auto run = [&](std::uint64_t seed) {
+    running_io rt;
+    engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
+    auto [ec, result] = prove(e, test::mimc_request(4, 10, seed));
+    REQUIRE_FALSE(ec);
+    for (const auto& p : result.partitions) CHECK(p.verified);
+    return e.report_json();
+  };
+
+  auto first = run(1);
+  CHECK(first.at("pce").at("cache").at("mimc/10").as_string() == "built");
+  CHECK(first.at("pce").at("cache_seconds").at("mimc/10").to_number<double>() > 0);
+  CHECK(number(first.at("pce").at("builds")) == 1);
+  // Saved on the engine's synthesis pool after the build; the engine's destruction joined it.
+  CHECK(std::filesystem::exists(file));
+
+  auto second = run(2);
+  CHECK(second.at("pce").at("cache").at("mimc/10").as_string() == "loaded");
+  CHECK(number(second.at("pce").at("builds")) == 0);
+  CHECK(number(second.at("pce").at("slow_path")) == 0);
+
+  // Corrupt: a byte flipped in the middle fails the file's checksum; the engine builds it again
+  // and saves it anew.
+  {
+    const auto middle = static_cast<std::streamoff>(std::filesystem::file_size(file) / 2);
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(middle);
+    const char byte = static_cast<char>(f.get());
+    f.seekp(middle);
+    f.put(static_cast<char>(~byte));
+    REQUIRE(f.good());
+  }
+  auto third = run(3);
+  CHECK(third.at("pce").at("cache").at("mimc/10").as_string() == "built");
+  CHECK(number(third.at("pce").at("builds")) == 1);
+  auto fourth = run(4);
+  CHECK(fourth.at("pce").at("cache").at("mimc/10").as_string() == "loaded");
+
+  // Off: nothing read or written, and the report says so.
+  cfg.pce_cache_dir.clear();
+  std::filesystem::remove(file);
+  auto off = run(5);
+  CHECK(off.at("pce").at("cache").at("mimc/10").as_string() == "off");
+  CHECK(off.at("pce").at("cache_dir").as_string().empty());
+  CHECK_FALSE(std::filesystem::exists(file));
+}
