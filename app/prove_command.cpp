@@ -34,7 +34,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <set>
 
 namespace coprove::app {
 
