@@ -11,6 +11,8 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -126,6 +128,33 @@ std::size_t as_bytes(const json::value& v, std::string_view key) {
     }
   }
   return static_cast<std::size_t>(as_unsigned(v, key, 0, std::numeric_limits<std::uint64_t>::max()));
+}
+
+/// {"name": "path", ...}: names of letters, digits, '-', '_' and '.', each once, paths not empty.
+std::vector<std::pair<std::string, std::string>> as_name_map(const json::value& v, std::string_view key) {
+  if (!v.is_object()) wrong_type(key, "an object of names and paths", v);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, path] : v.get_object()) {
+    const std::string n(name);
+    if (n.empty() || n.size() > 64 ||
+        !std::all_of(n.begin(), n.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.'; }))
+      throw config_error(std::string(key), "the name '" + n + "' is not 1 to 64 letters, digits, '-', '_' or '.'");
+    const std::string p = as_string(path, key);
+    if (p.empty()) throw config_error(std::string(key), "the path of '" + n + "' is empty");
+    out.emplace_back(n, p);
+  }
+  return out;
+}
+
+/// The items of a flag's comma-separated value ("" gives none; "a,,b" gives an empty item).
+std::vector<std::string_view> comma_separated(std::string_view text) {
+  std::vector<std::string_view> items;
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    items.push_back(text.substr(0, comma));
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+  }
+  return items;
 }
 
 std::vector<int> as_devices(const json::value& v, std::string_view key) {
@@ -389,6 +418,17 @@ const std::vector<binding>& bindings() {
          c.server.max_wait_seconds = as_number(v, "server.max_wait_seconds", 0.0, 86400.0);
        },
        [](const app_config& c) { return json::value(c.server.max_wait_seconds); }},
+      {{"server.circuits", "circuits", k::name_map, "{}",
+        "circom circuits `serve` proves, each a name and the path of its snarkjs Groth16 zkey (BLS12-381), e.g. "
+        "{\"poseidon\": \"keys/poseidon.zkey\"}; on the command line NAME=PATH[,NAME=PATH]. Loaded with every check "
+        "at start (a bad key stops the service, naming the file, the section and the problem), charged in the memory "
+        "plan; POST /v1/circuits/NAME/proofs proves a .wtns body."},
+       [](app_config& c, const json::value& v) { c.server.circuits = as_name_map(v, "server.circuits"); },
+       [](const app_config& c) {
+         json::object o;
+         for (const auto& [name, path] : c.server.circuits) o[name] = path;
+         return json::value(std::move(o));
+       }},
       {{"server.max_connections", "max-connections", k::unsigned_integer, "64",
         "Connections served at once; more wait in the listen backlog."},
        [](app_config& c, const json::value& v) {
@@ -504,13 +544,20 @@ void apply_config_text(app_config& cfg, std::string_view key, std::string_view t
       }
       break;
     }
+    case config_kind::name_map: {
+      json::object map;
+      for (const std::string_view item : comma_separated(text)) {
+        const auto equals = item.find('=');
+        if (equals == std::string_view::npos || equals == 0)
+          throw config_error(flag, "expected NAME=PATH[,NAME=PATH], got '" + std::string(text) + "'");
+        map[item.substr(0, equals)] = std::string(item.substr(equals + 1));
+      }
+      value = std::move(map);
+      break;
+    }
     case config_kind::device_list: {
       json::array ids;
-      std::string_view rest = text;
-      while (!rest.empty()) {
-        const auto comma = rest.find(',');
-        const std::string_view item = rest.substr(0, comma);
-        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      for (const std::string_view item : comma_separated(text)) {
         std::uint64_t id = 0;
         const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), id);
         if (item.empty() || ec != std::errc{} || ptr != item.data() + item.size()) {

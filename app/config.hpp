@@ -56,6 +56,8 @@ struct server_config {
   std::size_t max_body_bytes = 64 * 1024;
   double max_wait_seconds = 300.0;  ///< the largest ?wait= a result request may ask for
   std::size_t max_connections = 64;
+  /// circom circuits `serve` proves from their snarkjs zkeys: (name, zkey path), loaded at start.
+  std::vector<std::pair<std::string, std::string>> circuits;
 };
 
 struct app_config {
@@ -85,7 +87,7 @@ struct app_config {
 std::string resolved_pce_cache_dir(const app_config& cfg);
 
 /// The value kinds a key may hold; flags are converted to them.
-enum class config_kind { string, unsigned_integer, number, boolean, bytes, device_list };
+enum class config_kind { string, unsigned_integer, number, boolean, bytes, device_list, name_map };
 
 /// One configuration key: its dotted name, the flag that sets it, its kind, default and meaning.
 struct config_key {

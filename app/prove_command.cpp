@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "progress.hpp"
 #include "report.hpp"
+#include "zkey_circuits.hpp"
 
 #include "config.hpp"
 #include <coprove/engine/engine.hpp>
@@ -33,7 +34,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <set>
 
 namespace coprove::app {
 
@@ -125,7 +125,7 @@ int prove_command(const std::vector<std::string>& args) {
   engine::engine_config engine_cfg = app::effective_engine_config(cfg);
   const std::string circuit = std::filesystem::path(zkey_path).stem().string();
   engine_cfg.zkey_circuits = {{circuit, key}};
-  engine_cfg.max_log_constraints = std::max(engine_cfg.max_log_constraints, key->domain().log_size());
+  plan_for_zkey_circuits(engine_cfg);
   std::unique_ptr<engine::engine> engine = make_engine(io.get_executor(), cfg, engine_cfg, "coprove prove");
   const auto& backend = engine->backend();
   std::cerr << "coprove prove: " << witnesses.size() << " witness(es) of " << zkey_path << " (" << key->num_variables()

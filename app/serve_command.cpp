@@ -8,6 +8,7 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "engine_keys.hpp"
+#include "zkey_circuits.hpp"
 
 #include <coprove/r1cs/circuits.hpp>
 #include "config.hpp"
@@ -76,6 +77,9 @@ int serve_command(const std::vector<std::string>& args) {
   engine::engine_config engine_cfg = app::effective_engine_config(cfg);
   engine_cfg.trace = !trace_path.empty();
   engine_cfg.keys = keys.keys;
+  engine_cfg.zkey_circuits = load_zkey_circuits(cfg.server.circuits, "serve");
+  plan_for_zkey_circuits(engine_cfg);
+  service_cfg.limits.max_witness_body_bytes = largest_witness_bytes(engine_cfg.zkey_circuits);
   // The plan is sized for the largest circuit a key is for.
   for (const auto& k : keys.keys) {
     if (k.log_constraints > engine_cfg.max_log_constraints) {

@@ -187,7 +187,8 @@ struct http_reply {
 /// bytes (and large bodies) go through unchanged.
 inline http_reply curl(const scratch_dir& dir, const std::string& socket, const std::string& method,
                        const std::string& target, const std::optional<std::string>& body = std::nullopt,
-                       std::chrono::milliseconds limit = std::chrono::seconds(60)) {
+                       std::chrono::milliseconds limit = std::chrono::seconds(60),
+                       const std::string& content_type = "application/json") {
   static int counter = 0;
   const std::string tag = std::to_string(counter++);
   std::vector<std::string> argv = {"curl", "-s", "-S", "--max-time", std::to_string(limit.count() / 1000),
@@ -196,7 +197,7 @@ inline http_reply curl(const scratch_dir& dir, const std::string& socket, const 
   if (body) {
     write_file(dir.file("request" + tag), *body);
     argv.push_back("-H");
-    argv.push_back("Content-Type: application/json");
+    argv.push_back("Content-Type: " + content_type);
     argv.push_back("--data-binary");
     argv.push_back("@" + dir.file("request" + tag));
   }

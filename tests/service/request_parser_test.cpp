@@ -166,3 +166,17 @@ TEST_CASE("HEAD routes wherever GET does, and a 405 says which methods are allow
     CHECK(e.allow() == "GET, HEAD");
   }
 }
+
+TEST_CASE("circuit targets route to the circuit list and a circuit's proofs", "[app][request_parser][cpu]") {
+  const request_limits limits;
+  CHECK(parse_route("GET", "/v1/circuits", limits).target == endpoint::list_circuits);
+  const auto prove = parse_route("POST", "/v1/circuits/poseidon-4/proofs", limits);
+  CHECK(prove.target == endpoint::prove_circuit);
+  CHECK(prove.circuit == "poseidon-4");
+  using result = std::pair<unsigned, std::string>;
+  CHECK(refusal_of_route("POST", "/v1/circuits") == result{405, "method_not_allowed"});
+  CHECK(refusal_of_route("GET", "/v1/circuits/poseidon/proofs") == result{405, "method_not_allowed"});
+  CHECK(refusal_of_route("POST", "/v1/circuits//proofs") == result{404, "not_found"});
+  CHECK(refusal_of_route("POST", "/v1/circuits/a/b/proofs") == result{404, "not_found"});
+  CHECK(refusal_of_route("POST", "/v1/circuits/poseidon/proofs?x=1") == result{400, "unknown_parameter"});
+}

@@ -7,10 +7,7 @@
 #include <coprove/groth16/prover.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <limits>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <stdexcept>

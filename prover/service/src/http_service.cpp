@@ -9,6 +9,7 @@
 #include <coprove/engine/engine.hpp>
 #include <coprove/engine/memory_plan.hpp>
 #include <coprove/groth16/key_files.hpp>
+#include <coprove/r1cs/circom_witness.hpp>
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/metrics.hpp>
 
@@ -24,6 +25,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -198,6 +200,13 @@ struct http_service::state : std::enable_shared_from_this<state> {
   asio::awaitable<response> handle(const request& req);
   asio::awaitable<response> job_result(const route& r, unsigned version, bool keep_alive);
   response submit_job(const request& req);
+  response accept_job(const request& req, const prove_request& request, const std::string& what);
+  response list_circuits(unsigned version, bool keep_alive);
+  response prove_circuit(const request& req, const std::string& name);
+  /// What a body may hold: the JSON limit, or a witness file of the largest circuit.
+  std::size_t read_limit() const noexcept {
+    return std::max(cfg.limits.max_body_bytes, cfg.limits.max_witness_body_bytes);
+  }
   void close_all();
 };
 
@@ -295,9 +304,9 @@ asio::awaitable<void> http_service::state::serve_connection(Stream stream, std::
       std::chrono::duration<double>(cfg.idle_timeout_seconds));
   // What a request may make the server buffer at once: a header, or a chunk line or trailer that
   // has to be whole before the parser can judge it. Past this the read fails (413) instead.
-  beast::flat_buffer buffer(max_header_bytes + cfg.limits.max_body_bytes + 65536);
+  beast::flat_buffer buffer(max_header_bytes + read_limit() + 65536);
   for (;;) {
-    detail::bounded_request_parser parser(max_header_bytes, cfg.limits.max_body_bytes);
+    detail::bounded_request_parser parser(max_header_bytes, read_limit());
     stream.expires_after(idle);
     auto [read_ec, header_bytes] =
         co_await http::async_read_header(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
@@ -357,7 +366,7 @@ asio::awaitable<void> http_service::state::serve_connection(Stream stream, std::
 std::optional<response> http_service::state::refusal_for(const boost::system::error_code& read_ec,
                                                         detail::request_refusal why) {
   using detail::request_refusal;
-  const std::string body_limit = std::to_string(cfg.limits.max_body_bytes);
+  const std::string body_limit = std::to_string(read_limit());
   const std::string header_limit = std::to_string(max_header_bytes);
   std::optional<response> refusal;
   if (why == request_refusal::unsupported_transfer_coding) {
@@ -440,6 +449,8 @@ asio::awaitable<response> http_service::state::handle(const request& req) {
         break;
       }
       case endpoint::job_result: res = co_await job_result(r, version, keep_alive); break;
+      case endpoint::list_circuits: res = list_circuits(version, keep_alive); break;
+      case endpoint::prove_circuit: res = prove_circuit(req, r.circuit); break;
       case endpoint::verifying_key: {
         const groth16::verifying_key* vk = eng.verifying_key(r.circuit, r.log_constraints);
         if (!vk) {
@@ -515,6 +526,13 @@ response http_service::state::submit_job(const request& req) {
   request.log_constraints = parsed.log_constraints;
   request.partitions = parsed.partitions;
   request.seed = parsed.seed;
+  return accept_job(req, request,
+                    request.circuit + " 2^" + std::to_string(request.log_constraints) + " x " +
+                        std::to_string(request.partitions) + " partitions, seed " + std::to_string(request.seed));
+}
+
+// Submits the request: 202 with the job's URLs, or 422 saying why the engine refused it.
+response http_service::state::accept_job(const request& req, const prove_request& request, const std::string& what) {
   std::uint64_t id = 0;
   try {
     id = eng.submit(request);
@@ -525,14 +543,62 @@ response http_service::state::submit_job(const request& req) {
   }
   runtime::log_fields fields;
   fields.job = id;
-  COPROVE_LOG_F(info, channel, fields)
-      << "job " << id << " submitted: " << request.circuit << " 2^" << request.log_constraints << " x "
-      << request.partitions << " partitions, seed " << request.seed;
+  COPROVE_LOG_F(info, channel, fields) << "job " << id << " submitted: " << what;
   const std::string base = "/v1/jobs/" + std::to_string(id);
   json::object body{{"job_id", id}, {"status_url", base}, {"result_url", base + "/result"}};
   response res = json_response(202, body, req.version(), req.keep_alive());
   res.set(http::field::location, base);
   return res;
+}
+
+// GET /v1/circuits: the zkey circuits with their sizes, and what a witness body must hold.
+response http_service::state::list_circuits(unsigned version, bool keep_alive) {
+  json::array circuits;
+  for (const auto& c : eng.config().zkey_circuits) {
+    circuits.push_back(json::object{{"name", c.name},
+                                    {"zkey", c.key->name},
+                                    {"zkey_bytes", c.key->file_bytes},
+                                    {"signals", c.key->num_variables()},
+                                    {"public_signals", c.key->num_public},
+                                    {"domain_size", c.key->domain_size()},
+                                    {"witness_bytes", r1cs::wtns_file_bytes(c.key->num_variables())},
+                                    {"proofs_url", "/v1/circuits/" + c.name + "/proofs"}});
+  }
+  return json_response(200, json::object{{"circuits", std::move(circuits)}}, version, keep_alive);
+}
+
+// POST /v1/circuits/{name}/proofs: a .wtns body, one witness; a job of one partition whose result
+// holds the proof and public signals in snarkjs's JSON (proof_snarkjs, public_inputs).
+response http_service::state::prove_circuit(const request& req, const std::string& name) {
+  if (stopping || !accepting) {
+    throw request_error(503, "shutting_down", "the service is shutting down and accepts no new jobs");
+  }
+  const auto& circuits = eng.config().zkey_circuits;
+  const auto found = std::find_if(circuits.begin(), circuits.end(), [&](const auto& c) { return c.name == name; });
+  if (found == circuits.end()) {
+    std::string known;
+    for (const auto& c : circuits) known += (known.empty() ? "" : ", ") + c.name;
+    throw request_error(404, "unknown_circuit", "no circuit '" + name + "' (circuits: " + (known.empty() ? "none" : known) + ")");
+  }
+  const auto content_type = req[http::field::content_type];
+  if (!beast::iequals(content_type, "application/octet-stream"))
+    throw request_error(415, "unsupported_media_type",
+                        "a witness is sent as application/octet-stream (a .wtns file), not '" + std::string(content_type) + "'");
+  const std::size_t expected = r1cs::wtns_file_bytes(found->key->num_variables());
+  if (req.body().size() > expected)
+    throw request_error(413, "body_too_large", "a witness of " + name + " is " + std::to_string(expected) +
+                                                   " bytes, the body has " + std::to_string(req.body().size()));
+  std::vector<field::fr> witness;
+  try {
+    witness = r1cs::decode_wtns(std::vector<std::uint8_t>(req.body().begin(), req.body().end()), "the request body",
+                                found->key->num_variables());
+  } catch (const r1cs::circom_file_error& e) {
+    throw request_error(422, "invalid_witness", e.what());
+  }
+  prove_request request;
+  request.circuit = name;
+  request.witnesses = std::make_shared<const std::vector<std::vector<field::fr>>>(1, std::move(witness));
+  return accept_job(req, request, "a witness of circuit " + name);
 }
 
 asio::awaitable<response> http_service::state::job_result(const route& r, unsigned version, bool keep_alive) {

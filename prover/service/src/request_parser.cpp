@@ -324,6 +324,26 @@ route parse_route(std::string_view method, std::string_view target, const reques
       return r;
     }
   }
+  if (path == "/v1/circuits") {
+    require_method(method, "GET", path);
+    require_no_query(query, path);
+    r.target = endpoint::list_circuits;
+    return r;
+  }
+  constexpr std::string_view circuits_prefix = "/v1/circuits/";
+  constexpr std::string_view proofs_suffix = "/proofs";
+  if (path.substr(0, circuits_prefix.size()) == circuits_prefix && path.size() > circuits_prefix.size() + proofs_suffix.size() &&
+      path.substr(path.size() - proofs_suffix.size()) == proofs_suffix) {
+    const std::string_view name =
+        path.substr(circuits_prefix.size(), path.size() - circuits_prefix.size() - proofs_suffix.size());
+    if (name.find('/') == std::string_view::npos && name.size() <= limits.max_circuit_name) {
+      require_method(method, "POST", path);
+      require_no_query(query, path);
+      r.target = endpoint::prove_circuit;
+      r.circuit = std::string(name);
+      return r;
+    }
+  }
   constexpr std::string_view keys_prefix = "/v1/keys/";
   if (path.substr(0, keys_prefix.size()) == keys_prefix) {
     // /v1/keys/{circuit}/{log_constraints}/vk
@@ -372,6 +392,8 @@ std::string_view endpoint_name(endpoint e) noexcept {
     case endpoint::metrics: return "metrics";
     case endpoint::health: return "health";
     case endpoint::verifying_key: return "verifying_key";
+    case endpoint::list_circuits: return "list_circuits";
+    case endpoint::prove_circuit: return "prove_circuit";
   }
   return "unknown";
 }

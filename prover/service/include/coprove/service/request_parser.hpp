@@ -48,17 +48,25 @@ struct request_limits {
   unsigned max_log_constraints = 32;
   std::size_t max_partitions = 4096;
   double max_wait_seconds = 3600.0;
+  /// The largest .wtns body POST /v1/circuits/{name}/proofs takes: the largest circuit's witness
+  /// file (0 without circuits). Bodies up to the larger of this and max_body_bytes are read; a JSON
+  /// body is still held to max_body_bytes.
+  std::size_t max_witness_body_bytes = 0;
 };
 
 /// The endpoints of the HTTP API.
-enum class endpoint { submit_job, job_status, job_result, cancel_job, service_status, metrics, health, verifying_key };
+enum class endpoint {
+  submit_job, job_status, job_result, cancel_job, service_status, metrics, health, verifying_key,
+  list_circuits,  ///< GET /v1/circuits
+  prove_circuit,  ///< POST /v1/circuits/{name}/proofs (route::circuit holds the name)
+};
 
 /// A parsed request line: which endpoint, and the job id and wait time where the endpoint has them.
 struct route {
   endpoint target = endpoint::health;
   std::uint64_t job_id = 0;
   double wait_seconds = 0.0;  // GET /v1/jobs/{id}/result?wait=SECONDS; 0 = answer at once
-  // GET /v1/keys/{circuit}/{log_constraints}/vk[?format=bellman|snarkjs]
+  // GET /v1/keys/{circuit}/{log_constraints}/vk[?format=bellman|snarkjs]; POST /v1/circuits/{circuit}/proofs
   std::string circuit;
   unsigned log_constraints = 0;
   bool snarkjs_format = false;
