@@ -122,7 +122,8 @@ int run_command(const std::vector<std::string>& args) {
             << cfg.workload.circuit << " 2^" << cfg.workload.log_constraints << " on the " << backend.name()
             << " backend (" << backend.device_count() << " device(s) x " << backend.worker_slots_per_device()
             << " slots), dispatch " << engine::to_string(engine_cfg.policy) << ", depth "
-            << engine->depth_per_device() << " per device\n";
+            << engine->depth_per_device() << " per device"
+            << (engine_cfg.depth_per_device == 0 ? " to start (measured as partitions end)" : "") << "\n";
 
   // Warm before work: the first partition is admitted only once the pool holds the buffers the
   // depth needs, so that no partition page-locks memory on its way (the wait is its own line).

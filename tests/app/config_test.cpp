@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -154,4 +155,21 @@ TEST_CASE("docs/CONFIG.md documents every key and its flag", "[app][config][cpu]
     CHECK(text.str().find(quoted_key) != std::string::npos);
     CHECK(text.str().find(quoted_flag) != std::string::npos);
   }
+}
+
+TEST_CASE("the constraint cache folder defaults to the cache folder and an empty one turns it off",
+          "[app][config][cpu]") {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const std::string old_xdg = xdg ? xdg : "";
+  ::setenv("XDG_CACHE_HOME", "/var/cache/me", 1);
+  app_config cfg;
+  CHECK(resolved_pce_cache_dir(cfg) == "/var/cache/me/coprove");
+  CHECK(effective_engine_config(cfg).pce_cache_dir == "/var/cache/me/coprove");
+  apply_config_json(cfg, boost::json::parse(R"({"engine": {"pce_cache_dir": ""}})"));
+  CHECK(effective_engine_config(cfg).pce_cache_dir.empty());
+  apply_config_json(cfg, boost::json::parse(R"({"engine": {"pce_cache_dir": "/srv/pce"}})"));
+  CHECK(effective_engine_config(cfg).pce_cache_dir == "/srv/pce");
+  CHECK(error_key([&] { apply_config_json(cfg, boost::json::parse(R"({"engine": {"pce_cache_dir": 3}})")); }) ==
+        "engine.pce_cache_dir");
+  if (xdg) ::setenv("XDG_CACHE_HOME", old_xdg.c_str(), 1); else ::unsetenv("XDG_CACHE_HOME");
 }

@@ -68,6 +68,8 @@ TEST_CASE("coprove run proves, verifies every proof and writes the report keys",
   CHECK(find(report, "pce.cache_dir")->as_string() == dir.file("cache/coprove"));
   CHECK(find(report, "pce.cache")->at("mimc/10") == "built");
   CHECK(std::filesystem::exists(dir.file("cache/coprove/mimc_10.pce")));
+  // The first partition was admitted to a warm pool.
+  CHECK(find(report, "warmup.pinned_buffers")->to_number<int>() > 0);
   const auto& key = report.at("keys").as_array().at(0).as_object();
   CHECK(key.at("development").as_bool());
   CHECK(key.at("circuit") == "mimc");

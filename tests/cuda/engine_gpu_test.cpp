@@ -162,7 +162,9 @@ TEST_CASE("the CUDA backend proves pinned partitions bit-identical to the host b
     const auto report = e.report_json();
     CHECK(report.at("pinned_pool").at("fallbacks").to_number<std::uint64_t>() == 0);
     CHECK(report.at("pinned_pool").at("allocator").as_string() != "pageable");
-    CHECK(report.at("dispatch").at("max_in_flight").to_number<std::size_t>() <= e.depth_per_device() * e.backend().device_count());
+    // The measured depth may have fallen below what was in flight earlier; never above its limit.
+    CHECK(report.at("dispatch").at("max_in_flight").to_number<std::size_t>() <=
+          report.at("dispatch").at("depth_max").to_number<std::size_t>() * e.backend().device_count());
     CHECK(report.at("h2d_gb_per_s").to_number<double>() > 0);
     require_at_baseline(e);
   }

@@ -10,6 +10,7 @@
 
 #include "engine_test_support.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -93,27 +94,34 @@ TEST_CASE("a configured depth stays fixed and is said to be configured", "[prove
 TEST_CASE("the measured depth follows injected synthesis times up and back down", "[prover][engine][depth][cpu]") {
   running_io rt;
   auto cfg = records_config();
-  // Synthesis takes 100 ms while `slow` is set: far longer than a 2^10 quotient on a worker slot.
+  // Synthesis takes 300 ms while `slow` is set: many times a 2^10 quotient on a worker slot, even
+  // under a sanitizer.
   std::atomic<bool> slow{true};
   cfg.synthesis_hook = [&slow](std::uint64_t, std::size_t) {
-    if (slow.load()) std::this_thread::sleep_for(100ms);
+    if (slow.load()) std::this_thread::sleep_for(300ms);
   };
   engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
-  auto [ec, result] = prove(e, test::mimc_request(32, 10, 1));
+  const std::size_t estimate = e.depth_per_device();
+  auto [ec, result] = prove(e, test::mimc_request(24, 10, 1));
   REQUIRE_FALSE(ec);
-  // Up to the CPU's limit (8 threads + 2 x 2 slots), never beyond it.
-  CHECK(e.depth_per_device() == 12);
+  // Up from the estimate to what the formula asks, within one (it falls only by two), never beyond
+  // the CPU's limit (8 threads + 2 x 2 slots).
+  const std::size_t up = e.depth_per_device();
   auto report = e.report_json();
+  const std::size_t wanted = std::min<std::size_t>(12, number(report.at("dispatch").at("depth_basis").at("wanted")));
+  CHECK(up > estimate);
+  CHECK(up >= wanted);
+  CHECK(up <= wanted + 1);
+  CHECK(up <= 12);
   CHECK(number(report.at("dispatch").at("max_in_flight")) <= 12);
-  CHECK(number(report.at("dispatch").at("depth_basis").at("wanted")) > 12);
-  CHECK(e.status_json().at("gpu_slots").at("capacity") == 12);
+  CHECK(number(e.status_json().at("gpu_slots").at("capacity")) == up);
   require_at_baseline(e);
 
   // Synthesis as fast as it is: the device's time dominates and the depth falls back.
   slow.store(false);
   auto [ec2, second] = prove(e, test::mimc_request(64, 10, 2));
   REQUIRE_FALSE(ec2);
-  CHECK(e.depth_per_device() < 12);
+  CHECK(e.depth_per_device() < up);
   CHECK(e.depth_per_device() >= 2);
   report = e.report_json();
   CHECK(number(report.at("dispatch").at("depth_basis").at("changes")) >= 2);
