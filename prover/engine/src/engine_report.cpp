@@ -54,7 +54,13 @@ boost::json::object to_json(const engine_status& s) {
                                       {"gpu_queue", d.gpu_queue},
                                       {"max_in_flight", d.max_in_flight},
                                       {"max_concurrent_synthesis", d.max_concurrent_synthesis}};
-  o["jobs"] = boost::json::object{{"queued", s.jobs.queued}, {"running", s.jobs.running}, {"finished", s.jobs.finished}};
+  o["jobs"] = boost::json::object{{"queued", s.jobs.queued},
+                                  {"running", s.jobs.running},
+                                  {"finished", s.jobs.finished},
+                                  {"open_partitions", s.jobs.open_partitions},
+                                  {"retained_bytes", s.jobs.retained_bytes},
+                                  {"expired", s.jobs.expired}};
+  o["domains"] = s.domains;
   return o;
 }
 
