@@ -792,7 +792,14 @@ std::shared_ptr<job> engine_core::find_job(std::uint64_t id) const {
 }
 
 void engine_core::enqueue(const std::shared_ptr<job>& j) {
-  if (j->stop_requested) return;
+  if (j->stop_requested) {
+    // Stopped (a shutdown that cancels) between its submission and here: none of its partitions
+    // will run, and it ends now rather than staying queued (and holding the shutdown) forever.
+    j->ended = j->request.partitions;
+    maybe_finish(j);
+    maybe_complete_shutdown();
+    return;
+  }
   if (stopping_) {
     j->ended = j->request.partitions;  // none of them will run
     stop_job(j, make_error_code(engine_errc::shut_down), "the engine is shutting down and admits no new jobs");
