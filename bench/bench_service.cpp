@@ -3,7 +3,10 @@
 //  1. endpoints: N concurrent clients on keep-alive connections, each sending R requests to one
 //     endpoint after another (GET /healthz, GET /v1/status, GET /metrics, POST /v1/jobs followed
 //     by GET /v1/jobs/{id}/result?wait=); throughput and p50/p99 latency per endpoint;
-//  2. soak: J small jobs (submit, then await the result) from the same N clients, the server's RSS
+//  2. slow-loris (--slow-connections S): S connections that send a partial request a byte every
+//     50 ms (reconnecting when the server closes one), while one client times GET /healthz on
+//     fresh connections;
+//  3. soak: J small jobs (submit, then await the result) from the same N clients, the server's RSS
 //     (VmRSS of its /proc entry) sampled every `--sample-every` jobs; the RSS after the soak is
 //     compared with the RSS after the first 1,000 jobs (the retention policy is set to keep 1,000
 //     results, so that the service is in its steady state from there on).
@@ -31,6 +34,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -51,6 +55,7 @@ struct options {
   std::size_t clients = 8;
   std::size_t requests = 200;  // per client and endpoint (jobs: per client 1/10 of it)
   std::size_t soak_jobs = 10000;
+  std::size_t slow_connections = 0;  // slow-loris phase: connections that send a byte now and then
   std::size_t sample_every = 500;
   unsigned log_constraints = 10;
   std::string backend = "host";
@@ -58,7 +63,7 @@ struct options {
 };
 
 void usage() {
-  std::cerr << "usage: bench_service [--coprove PATH] [--clients N] [--requests R] [--soak-jobs J] "
+  std::cerr << "usage: bench_service [--coprove PATH] [--clients N] [--requests R] [--soak-jobs J] [--slow-connections S] "
                "[--sample-every K] [--log-constraints L] [--backend host|cuda] [--json PATH]\n";
 }
 
@@ -140,6 +145,7 @@ int main(int argc, char** argv) {
     else if (a == "--clients") o.clients = std::stoul(value());
     else if (a == "--requests") o.requests = std::stoul(value());
     else if (a == "--soak-jobs") o.soak_jobs = std::stoul(value());
+    else if (a == "--slow-connections") o.slow_connections = std::stoul(value());
     else if (a == "--sample-every") o.sample_every = std::stoul(value());
     else if (a == "--log-constraints") o.log_constraints = static_cast<unsigned>(std::stoul(value()));
     else if (a == "--backend") o.backend = value();
@@ -258,7 +264,56 @@ int main(int argc, char** argv) {
         json::object{{"endpoint", f.name}, {"requests", f.requests}, {"per_second", rate}, {"p50_ms", p50}, {"p99_ms", p99}});
   }
 
-  // 2. Soak.
+  // 2. Slow-loris: /healthz while slow connections try to hold every slot.
+  json::value loris_json;
+  if (o.slow_connections > 0) {
+    std::atomic<bool> stop{false};
+    std::atomic<std::size_t> reconnects{0};
+    std::thread loris([&] {
+      asio::io_context io;
+      std::vector<std::unique_ptr<local::socket>> slow;
+      const auto open_one = [&] {
+        auto s = std::make_unique<local::socket>(io);
+        boost::system::error_code ec;
+        s->connect(local::endpoint(socket_path), ec);
+        if (!ec) asio::write(*s, asio::buffer(std::string("GET /v1/status HTTP/1.1\r\nHo")), ec);
+        return s;
+      };
+      for (std::size_t i = 0; i < o.slow_connections; ++i) slow.push_back(open_one());
+      while (!stop) {
+        for (auto& s : slow) {
+          boost::system::error_code ec;
+          asio::write(*s, asio::buffer(std::string("s")), ec);
+          if (ec) {
+            s = open_one();
+            ++reconnects;
+          }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::vector<double> latencies;
+    for (std::size_t r = 0; r < o.requests; ++r) {
+      asio::io_context io;
+      const auto t0 = clock_type::now();
+      connection c(io, socket_path);
+      const auto [status, body] = c.exchange(http::verb::get, "/healthz");
+      latencies.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
+      if (status != 200) fail("/healthz under slow-loris answered " + std::to_string(status));
+    }
+    stop = true;
+    loris.join();
+    const double p50 = percentile(latencies, 0.50), p99 = percentile(latencies, 0.99);
+    std::cout << "GET /healthz (new connection each) with " << o.slow_connections
+              << " slow-loris connections: p50 " << std::setprecision(2) << p50 << " ms, p99 " << p99 << " ms, max "
+              << percentile(latencies, 1.0) << " ms (" << reconnects << " slow connections closed by the server)\n";
+    loris_json = json::object{{"slow_connections", o.slow_connections}, {"requests", latencies.size()},
+                              {"p50_ms", p50}, {"p99_ms", p99}, {"max_ms", percentile(latencies, 1.0)},
+                              {"slow_closed", reconnects.load()}};
+  }
+
+  // 3. Soak.
   std::atomic<std::size_t> next{0}, done{0};
   std::vector<std::pair<std::size_t, std::size_t>> curve;  // (jobs done, RSS KiB)
   std::vector<double> curve_seconds;
@@ -316,7 +371,8 @@ int main(int argc, char** argv) {
     json::object out{{"clients", o.clients},        {"backend", o.backend},
                      {"log_constraints", o.log_constraints}, {"endpoints", endpoints_json},
                      {"soak_jobs", o.soak_jobs},    {"soak_seconds", soak_seconds},
-                     {"rss_curve", curve_json},     {"rss_growth_after_1000", growth}};
+                     {"rss_curve", curve_json},     {"rss_growth_after_1000", growth},
+                     {"slow_loris", loris_json}};
     std::ofstream(o.json_path) << json::serialize(out) << "\n";
   }
   return std::abs(growth) <= 0.10 || rss_at_1000 == 0 ? 0 : 1;
