@@ -15,6 +15,7 @@ namespace coprove::app {
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_failed = 1;  ///< a job failed or a record did not verify
 inline constexpr int exit_usage = 2;   ///< bad flags, bad configuration, unavailable backend
+inline constexpr int exit_interrupted = 130;  ///< run: interrupted; serve: a third signal
 
 /// Bad flags, a bad configuration or an impossible request: printed and exit status 2.
 class usage_error : public std::runtime_error {

@@ -50,14 +50,34 @@ struct workload_config {
 
 /// What `coprove serve` listens on and how it treats requests and shutdown.
 struct server_config {
-  std::string listen = "unix:/tmp/coprove.sock";  ///< "unix:PATH" or "HOST:PORT"
-  bool allow_remote = false;  ///< a TCP address other than loopback needs this
+  /// "unix:PATH" or "HOST:PORT"; empty = service::default_listen_address() (under
+  /// $XDG_RUNTIME_DIR, or /run/coprove).
+  std::string listen;
+  bool allow_remote = false;  ///< a TCP address other than loopback needs this (and auth_token_file)
   bool drain_on_shutdown = true;  ///< SIGINT/SIGTERM: finish running jobs (true) or cancel them
+  double drain_seconds = 60.0;    ///< the longest a drain may take; then the running jobs are cancelled
+  bool drain_queued = false;      ///< a drain also runs the jobs still queued (else they are cancelled)
+  std::string auth_token_file;    ///< the bearer token every request but /healthz must carry
+  std::vector<std::string> allowed_hosts;    ///< TCP: Host names accepted besides the listen address
+  std::vector<std::string> allowed_origins;  ///< Origin values accepted (browsers); others get 403
+  unsigned socket_mode = 0600;               ///< the Unix socket file's mode
+  double header_timeout_seconds = 10.0;
+  double body_timeout_seconds = 30.0;
+  double idle_timeout_seconds = 60.0;
+  std::size_t max_connections_per_peer = 16;
   std::size_t max_body_bytes = 64 * 1024;
   double max_wait_seconds = 300.0;  ///< the largest ?wait= a result request may ask for
   std::size_t max_connections = 64;
   /// circom circuits `serve` proves from their snarkjs zkeys: (name, zkey path), loaded at start.
   std::vector<std::pair<std::string, std::string>> circuits;
+  // Finished jobs kept for GET (engine_config::retention); older ones answer 410 result_expired.
+  std::size_t result_retention_jobs = 4096;
+  std::size_t result_retention_bytes = std::size_t{256} << 20;
+  double result_retention_seconds = 3600.0;
+  // Unfinished work accepted (engine_config::max_open_jobs / max_open_partitions); more gets 429.
+  std::size_t max_queued_jobs = 256;
+  std::size_t max_queued_partitions = 16384;
+  unsigned retry_after_seconds = 5;  ///< the Retry-After of a 429
 };
 
 struct app_config {
@@ -87,7 +107,7 @@ struct app_config {
 std::string resolved_pce_cache_dir(const app_config& cfg);
 
 /// The value kinds a key may hold; flags are converted to them.
-enum class config_kind { string, unsigned_integer, number, boolean, bytes, device_list, name_map };
+enum class config_kind { string, unsigned_integer, number, boolean, bytes, device_list, name_map, string_list };
 
 /// One configuration key: its dotted name, the flag that sets it, its kind, default and meaning.
 struct config_key {

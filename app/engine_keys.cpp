@@ -19,6 +19,9 @@ void add(engine_keys& out, key_set set) {
   out.load_seconds.push_back(set.load_seconds);
 }
 
+// The setting a key refusal is about: the --keys directories, or the development key cache.
+std::string key_setting(const std::vector<std::string>& dirs) { return dirs.empty() ? "keys.cache_dir" : "--keys"; }
+
 std::string name_of(const std::string& circuit, unsigned log_constraints) {
   return circuit + "/" + std::to_string(log_constraints);
 }
@@ -65,9 +68,9 @@ engine_keys load_engine_keys(const std::vector<std::string>& dirs, const std::st
       }
     }
   } catch (const key_dir_error& e) {
-    throw usage_error("coprove " + command + ": " + e.what());
+    throw usage_error("coprove " + command + ": invalid configuration: " + key_setting(dirs) + ": " + e.what());
   } catch (const std::invalid_argument& e) {
-    throw usage_error("coprove " + command + ": " + e.what());
+    throw usage_error("coprove " + command + ": invalid configuration: " + key_setting(dirs) + ": " + e.what());
   }
   if (required && !out.has(circuit, log_constraints)) {
     std::string have;

@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
     std::cerr << e.what() << "\n";
     return exit_usage;
   } catch (const coprove::engine::memory_plan_error& e) {
-    std::cerr << "coprove " << command << ": the memory plan does not fit: " << e.what() << "\n";
+    std::cerr << "coprove " << command << ": invalid configuration: engine.memory_budget: the memory plan does not fit: "
+              << e.what() << "\n";
     return exit_usage;
   } catch (const std::exception& e) {
     std::cerr << "coprove " << command << ": " << e.what() << "\n";

@@ -307,7 +307,7 @@ int run_command(const std::vector<std::string>& args) {
   }
   engine.reset();
 
-  if (interrupted) return 130;
+  if (interrupted) return exit_interrupted;
   const bool all_ok = verified == requested && mismatched == 0;
   if (!all_ok) {
     std::cerr << "coprove run: " << (requested - verified) << " of " << requested

@@ -1,9 +1,10 @@
 // `coprove serve`: the event-loop daemon. One io_context thread runs the engine's control state,
-// the HTTP service and the signal handling. SIGINT/SIGTERM: stop accepting, then drain (or cancel)
-// the jobs in flight, close the connections and exit 0. Proves with the keys of --keys directories
-// (loaded at start, charged in the memory plan), or the development key of the workload's circuit
-// and size from the key cache; GET /v1/keys/{circuit}/{log_constraints}/vk serves their verifying
-// keys.
+// the HTTP service and the signal handling. SIGINT/SIGTERM: stop accepting, then drain the
+// running jobs within server.drain_seconds (or cancel them), a second signal cancels, a third
+// exits at once (service::shutdown_sequence); then close the connections and exit 0. Proves with
+// the keys of --keys directories (loaded at start, charged in the memory plan), or the development
+// key of the workload's circuit and size from the key cache; GET /v1/keys/{circuit}/{log}/vk
+// serves their verifying keys. Every refusal at start exits 2 naming the setting.
 #include "backend.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
@@ -14,6 +15,7 @@
 #include "config.hpp"
 #include <coprove/engine/engine.hpp>
 #include <coprove/service/http_service.hpp>
+#include <coprove/service/shutdown_sequence.hpp>
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/spin_runner.hpp>
 #include <coprove/runtime/trace.hpp>
@@ -23,12 +25,59 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
 #include <iostream>
+#include <sstream>
 
 namespace coprove::app {
 
 namespace asio = boost::asio;
+
+namespace {
+
+// The bearer token of server.auth_token_file: a file its owner alone may read, holding 16 to 4096
+// printable characters (white space around them ignored). Anything else is a configuration error.
+std::string read_auth_token(const std::string& path) {
+  const std::string where = "coprove serve: invalid configuration: server.auth_token_file: '" + path + "': ";
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) throw usage_error(where + std::strerror(errno));
+  if (!S_ISREG(info.st_mode)) throw usage_error(where + "not a regular file");
+  if ((info.st_mode & 077) != 0)
+    throw usage_error(where + "readable or writable by others than its owner (chmod 600 it)");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw usage_error(where + "cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string token = text.str();
+  const auto first = token.find_first_not_of(" \t\r\n");
+  const auto last = token.find_last_not_of(" \t\r\n");
+  token = first == std::string::npos ? std::string() : token.substr(first, last - first + 1);
+  if (token.size() < 16 || token.size() > 4096)
+    throw usage_error(where + "the token must be 16 to 4096 characters, got " + std::to_string(token.size()));
+  for (char c : token)
+    if (c < 0x21 || c > 0x7e) throw usage_error(where + "the token must be printable ASCII without spaces");
+  return token;
+}
+
+// /run/coprove, made for the default socket when there is no $XDG_RUNTIME_DIR: its owner's alone.
+void make_default_socket_directory(const std::string& socket_path) {
+  const std::string dir = socket_path.substr(0, socket_path.rfind('/'));
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    throw usage_error("coprove serve: invalid configuration: server.listen: the default socket directory " + dir +
+                      " cannot be made (" + std::strerror(errno) +
+                      "): set XDG_RUNTIME_DIR or server.listen (--listen unix:PATH)");
+}
+
+}  // namespace
 
 int serve_command(const std::vector<std::string>& args) {
   const std::vector<extra_flag> flags = {
@@ -47,13 +96,24 @@ int serve_command(const std::vector<std::string>& args) {
   init_logging(cfg);
 
   service::http_service_config service_cfg;
+  const std::string listen = cfg.server.listen.empty() ? service::default_listen_address() : cfg.server.listen;
   try {
-    service_cfg.listen = service::parse_listen_address(cfg.server.listen);
+    service_cfg.listen = service::parse_listen_address(listen);
   } catch (const std::invalid_argument& e) {
     throw usage_error(std::string("coprove serve: invalid configuration: server.listen: ") + e.what());
   }
+  if (cfg.server.listen.empty()) make_default_socket_directory(service_cfg.listen.path);
   service_cfg.allow_remote = cfg.server.allow_remote;
+  if (!cfg.server.auth_token_file.empty()) service_cfg.auth_token = read_auth_token(cfg.server.auth_token_file);
+  service_cfg.allowed_hosts = cfg.server.allowed_hosts;
+  service_cfg.allowed_origins = cfg.server.allowed_origins;
+  service_cfg.socket_mode = cfg.server.socket_mode;
+  service_cfg.header_timeout_seconds = cfg.server.header_timeout_seconds;
+  service_cfg.body_timeout_seconds = cfg.server.body_timeout_seconds;
+  service_cfg.idle_timeout_seconds = cfg.server.idle_timeout_seconds;
+  service_cfg.max_connections_per_peer = cfg.server.max_connections_per_peer;
   service_cfg.max_connections = cfg.server.max_connections;
+  service_cfg.retry_after_seconds = cfg.server.retry_after_seconds;
   service_cfg.limits.max_body_bytes = cfg.server.max_body_bytes;
   service_cfg.limits.max_wait_seconds = cfg.server.max_wait_seconds;
   service_cfg.limits.max_partitions = cfg.engine.max_partitions_per_job;
@@ -80,6 +140,19 @@ int serve_command(const std::vector<std::string>& args) {
   engine_cfg.zkey_circuits = load_zkey_circuits(cfg.server.circuits, "serve");
   plan_for_zkey_circuits(engine_cfg);
   service_cfg.limits.max_witness_body_bytes = largest_witness_bytes(engine_cfg.zkey_circuits);
+  // Job ids count up from the start time in milliseconds x 1000: a restart does not give an id
+  // again (a run would have to submit over 1000 jobs a millisecond to catch up with the next
+  // start), they read as the start time, and they stay below 2^53, exact as JSON numbers anywhere.
+  const auto started_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+  engine_cfg.first_job_id = static_cast<std::uint64_t>(started_ms) * 1000 + 1;
+  engine_cfg.max_open_jobs = cfg.server.max_queued_jobs;
+  engine_cfg.max_open_partitions = cfg.server.max_queued_partitions;
+  engine_cfg.retention.max_jobs = cfg.server.result_retention_jobs;
+  engine_cfg.retention.max_bytes = cfg.server.result_retention_bytes;
+  engine_cfg.retention.max_age = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::duration<double>(cfg.server.result_retention_seconds));
   // The plan is sized for the largest circuit a key is for.
   for (const auto& k : keys.keys) {
     if (k.log_constraints > engine_cfg.max_log_constraints) {
@@ -103,31 +176,34 @@ int serve_command(const std::vector<std::string>& args) {
   }
   service->start();
   std::cout << "coprove serve: listening on " << service->local_address() << " (backend "
-            << engine->backend().name() << ", keys for " << key_list << ", on shutdown " << (cfg.server.drain_on_shutdown ? "drain" : "cancel") << ")"
+            << engine->backend().name() << ", keys for " << key_list << ", on shutdown " << (cfg.server.drain_on_shutdown ? "drain" : "cancel")
+            << (service_cfg.auth_token.empty() ? "" : ", bearer token required") << ")"
             << std::endl;
 
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  asio::steady_timer grace(io);
-  bool shutting_down = false;
-  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
-    if (ec) return;
-    shutting_down = true;
-    COPROVE_LOG(info, "app") << "signal " << signal << ": no longer accepting; "
-                             << (cfg.server.drain_on_shutdown ? "draining" : "cancelling") << " the jobs in flight";
-    service->stop_accepting();
-    engine->async_shutdown(cfg.server.drain_on_shutdown, [&](std::error_code shutdown_ec) {
-      if (shutdown_ec) {
-        COPROVE_LOG(warning, "app") << "engine shutdown: " << shutdown_ec.message();
-      }
-      // Responses to requests that were waiting on the jobs are written now; give them a moment
-      // before closing every connection.
-      grace.expires_after(std::chrono::milliseconds(200));
-      grace.async_wait([&](const boost::system::error_code&) {
-        service->close_connections();
-        io.stop();
+  service::shutdown_policy policy;
+  policy.drain = cfg.server.drain_on_shutdown;
+  policy.drain_queued = cfg.server.drain_queued;
+  policy.drain_seconds = cfg.server.drain_seconds;
+  const std::string socket_path = service_cfg.listen.is_unix() ? service_cfg.listen.path : std::string();
+  service::shutdown_sequence shutdown(
+      io.get_executor(), *engine, *service, policy, [&] { io.stop(); },
+      [&] {
+        // The third signal: nothing is waited for. The socket file goes, so that a restart does not
+        // find it.
+        if (!socket_path.empty()) ::unlink(socket_path.c_str());
+        std::cout << "coprove serve: third signal: exiting without waiting for the jobs in flight" << std::endl;
+        std::_Exit(exit_interrupted);
       });
-    });
-  });
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec,
+                                                                              int signal) {
+    if (ec) return;
+    COPROVE_LOG(info, "app") << "signal " << signal << " (" << shutdown.signals() + 1 << " so far)";
+    shutdown.signal();
+    signals.async_wait(on_signal);
+  };
+  signals.async_wait(on_signal);
+
   // Spin briefly after each handler before blocking, polling the backend's completion bridges
   // meanwhile: a GPU completion that arrives during a burst then resumes its coroutine on this
   // thread, with neither the ~7 us wake-up of a sleeping io thread nor a hop from the bridge's.
@@ -142,7 +218,7 @@ int serve_command(const std::vector<std::string>& args) {
   service.reset();
   engine.reset();
   COPROVE_LOG(info, "app") << "stopped after " << served << " request(s)";
-  std::cout << "coprove serve: stopped" << (shutting_down ? "" : " (event loop ended)") << std::endl;
+  std::cout << "coprove serve: stopped" << (shutdown.signals() > 0 ? "" : " (event loop ended)") << std::endl;
   return exit_ok;
 }
 

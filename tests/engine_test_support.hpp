@@ -10,13 +10,52 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstddef>
+#include <mutex>
 #include <cstdint>
 #include <system_error>
 #include <thread>
 #include <tuple>
 
 namespace coprove::test {
+
+/// The pipeline's mechanics with evaluation records (no keys): a small plan on two synthesis
+/// threads and a 1 GiB budget.
+inline engine::engine_config record_engine_config(unsigned max_log_constraints) {
+  engine::engine_config cfg;
+  cfg.results = engine::result_kind::evaluation_record;
+  cfg.max_log_constraints = max_log_constraints;
+  cfg.synthesis_threads = 2;
+  cfg.memory_budget_bytes = std::size_t{1} << 30;
+  return cfg;
+}
+
+/// Holds every synthesis that passes it while closed (an engine_config::synthesis_hook calls
+/// pass()), so that the jobs behind it stay queued or running; counts the syntheses that came.
+struct synthesis_gate {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool open = true;
+  std::atomic<int> entered{0};
+  void close() {
+    std::lock_guard lock(mutex);
+    open = false;
+  }
+  void pass() {
+    ++entered;
+    std::unique_lock lock(mutex);
+    cv.wait(lock, [&] { return open; });
+  }
+  void release() {
+    {
+      std::lock_guard lock(mutex);
+      open = true;
+    }
+    cv.notify_all();
+  }
+};
 
 /// An io_context running on its own thread for as long as the object lives.
 struct running_io {

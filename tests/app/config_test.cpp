@@ -35,7 +35,9 @@ TEST_CASE("the defaults are the README's main job", "[app][config][cpu]") {
   CHECK(cfg.workload.jobs == 2);
   CHECK(cfg.engine.policy == dispatch_policy::semaphore);
   CHECK(cfg.engine.pce == pce_policy::wait);
-  CHECK(cfg.server.listen == "unix:/tmp/coprove.sock");
+  CHECK(cfg.server.listen.empty());  // service::default_listen_address(), under $XDG_RUNTIME_DIR
+  CHECK(cfg.server.socket_mode == 0600);
+  CHECK(cfg.server.max_queued_partitions >= cfg.engine.max_partitions_per_job);
   CHECK(cfg.server.max_body_bytes == 64 * 1024);
   CHECK_NOTHROW(validate_config(cfg));
 }
@@ -118,7 +120,43 @@ TEST_CASE("cross-field checks refuse contradictory settings", "[app][config][cpu
   remote.server.listen = "0.0.0.0:8080";
   CHECK(error_key([&] { validate_config(remote); }) == "server.listen");
   remote.server.allow_remote = true;
+  CHECK(error_key([&] { validate_config(remote); }) == "server.auth_token_file");
+  remote.server.auth_token_file = "/etc/coprove/token";
   CHECK_NOTHROW(validate_config(remote));
+  app_config small_queue;
+  small_queue.server.max_queued_partitions = 100;
+  CHECK(error_key([&] { validate_config(small_queue); }) == "server.max_queued_partitions");
+}
+
+TEST_CASE("the service's exposure and limits are configured by keys and flags", "[app][config][cpu]") {
+  app_config cfg;
+  apply_config_json(cfg, boost::json::parse(R"({"server": {
+    "allowed_hosts": ["prover.internal"], "allowed_origins": ["https://a.example", "https://b.example"],
+    "socket_mode": "0660", "drain_seconds": 5, "on_shutdown_queued": "drain",
+    "result_retention_jobs": 10, "result_retention_bytes": "1MiB", "result_retention_seconds": 2.5,
+    "max_queued_jobs": 3, "header_timeout_seconds": 1.5}})"));
+  CHECK(cfg.server.allowed_hosts == std::vector<std::string>{"prover.internal"});
+  CHECK(cfg.server.allowed_origins.size() == 2);
+  CHECK(cfg.server.socket_mode == 0660);
+  CHECK(cfg.server.drain_seconds == 5.0);
+  CHECK(cfg.server.drain_queued);
+  CHECK(cfg.server.result_retention_bytes == 1048576);
+  CHECK(cfg.server.max_queued_jobs == 3);
+  apply_config_text(cfg, "server.allowed_origins", "https://c.example,https://d.example");
+  CHECK(cfg.server.allowed_origins == std::vector<std::string>{"https://c.example", "https://d.example"});
+  apply_config_text(cfg, "server.socket_mode", "600");
+  CHECK(cfg.server.socket_mode == 0600);
+  // The dump reads back as the same configuration.
+  app_config copy;
+  apply_config_json(copy, to_json(cfg));
+  CHECK(boost::json::serialize(to_json(copy)) == boost::json::serialize(to_json(cfg)));
+  for (const char* bad : {R"({"server": {"socket_mode": "0400"}})", R"({"server": {"socket_mode": "9"}})",
+                          R"({"server": {"allowed_hosts": "x"}})", R"({"server": {"allowed_hosts": [""]}})",
+                          R"({"server": {"on_shutdown_queued": "later"}})", R"({"server": {"header_timeout_seconds": 0}})"}) {
+    INFO(bad);
+    app_config c;
+    CHECK_THROWS_AS(apply_config_json(c, boost::json::parse(bad)), config_error);
+  }
 }
 
 TEST_CASE("byte sizes take binary and decimal units", "[app][config][cpu]") {

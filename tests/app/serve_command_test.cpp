@@ -59,6 +59,14 @@ class served {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
+  // Waits until a job has a partition started (a drain cancels the jobs still queued).
+  void wait_until_running(std::uint64_t id) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (request("GET", "/v1/jobs/" + std::to_string(id)).json().at("state") != "running") {
+      REQUIRE(std::chrono::steady_clock::now() < deadline);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
   child_process& process() { return *process_; }
   const scratch_dir& dir() const { return dir_; }
   const std::string& socket() const { return socket_; }
@@ -188,7 +196,10 @@ TEST_CASE("serve: every bad input gets a 4xx JSON error and the service keeps se
       {"POST", "/v1/jobs", std::string("[1]"), 400, "invalid_type"},
       {"POST", "/v1/jobs", std::string(R"({"partitions": "2"})"), 400, "invalid_type"},
       {"POST", "/v1/jobs", std::string(R"({"log_constraints": 10.5})"), 400, "invalid_type"},
-      {"POST", "/v1/jobs", std::string(R"({"priority": 1})"), 400, "unknown_field"},
+      {"POST", "/v1/jobs", std::string(R"({"priority": 1})"), 400, "invalid_type"},
+      {"POST", "/v1/jobs", std::string(R"({"priorty": "high"})"), 400, "unknown_field"},
+      {"POST", "/v1/jobs", std::string(R"({"priority": "urgent"})"), 422, "out_of_range"},
+      {"POST", "/v1/jobs", std::string(R"({"request_id": ""})"), 422, "out_of_range"},
       {"POST", "/v1/jobs", std::string(R"({"circuit": "sha256"})"), 422, "unknown_circuit"},
       {"POST", "/v1/jobs", std::string(R"({"log_constraints": 16})"), 422, "exceeds_memory_plan"},
       {"POST", "/v1/jobs", std::string(R"({"circuit": "merkle"})"), 422, "no_key"},
@@ -264,8 +275,8 @@ TEST_CASE("serve: SIGTERM with a job in flight drains it and exits 0", "[app][se
                         "-w", "%{http_code}", "http://localhost/v1/jobs/" + std::to_string(id) + "/result?wait=120"},
                        s.dir().file("waiter.out"), s.dir().file("waiter.err"));
   s.wait_for_other_connections(1);
-  const auto state = s.request("GET", "/v1/jobs/" + std::to_string(id)).json().at("state");
-  CHECK((state == "running" || state == "queued"));
+  // Running, not queued: a drain cancels the jobs none of whose partitions has started.
+  s.wait_until_running(id);
   s.process().signal(SIGTERM);
   CHECK(s.process().wait(std::chrono::seconds(120)) == 0);
   CHECK(waiter.wait(std::chrono::seconds(30)) == 0);
@@ -342,7 +353,8 @@ std::string raw_exchange(const std::string& socket, const std::string& bytes) {
 // A chunked POST /v1/jobs with `chunks` (each a size line with its extensions, then the data) and
 // `trailer` after the last chunk.
 std::string chunked_post(const std::vector<std::pair<std::string, std::string>>& chunks, const std::string& trailer) {
-  std::string text = "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  std::string text =
+      "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
   for (const auto& [extensions, data] : chunks) {
     char size[32];
     std::snprintf(size, sizeof size, "%zx", data.size());
@@ -557,11 +569,125 @@ TEST_CASE("serve: a TCP port already taken, or an address this host lacks, exits
   CHECK(in_use.err.find("server.listen") != std::string::npos);
   CHECK(in_use.err.find("127.0.0.1:" + std::to_string(port)) != std::string::npos);
 
-  // 192.0.2.1 is TEST-NET-1, assigned to no host.
+  // 192.0.2.1 is TEST-NET-1, assigned to no host (a non-loopback address: it needs a token too).
+  write_file(dir.file("token"), "0123456789abcdef0123");
+  ::chmod(dir.file("token").c_str(), 0600);
   const auto absent = run_coprove({"serve", "--listen", "192.0.2.1:0", "--allow-remote", "--backend", "host",
-                                   "--log-constraints", "10", "--log-level", "error"},
+                                   "--auth-token-file", dir.file("token"), "--log-constraints", "10", "--log-level", "error"},
                                   dir, std::chrono::seconds(60));
   INFO(absent.err);
   CHECK(absent.exit_code == 2);
   CHECK(absent.err.find("server.listen") != std::string::npos);
+}
+
+TEST_CASE("serve: a drain past --drain-seconds cancels the running job, a queued one is cancelled at once",
+          "[app][serve][cpu]") {
+  served s({"--drain-seconds", "1"});
+  const auto running = s.submit(R"({"partitions": 4000})");
+  const auto queued = s.submit(R"({"partitions": 2})");
+  child_process waiter({"curl", "-s", "--max-time", "120", "--unix-socket", s.socket(), "-o", s.dir().file("w.json"),
+                        "-w", "%{http_code}", "http://localhost/v1/jobs/" + std::to_string(running) + "/result?wait=120"},
+                       s.dir().file("waiter.out"), s.dir().file("waiter.err"));
+  s.wait_for_other_connections(1);
+  CHECK(s.request("GET", "/v1/jobs/" + std::to_string(queued)).json().at("state") == "queued");
+  const auto signalled = std::chrono::steady_clock::now();
+  s.process().signal(SIGTERM);
+  // 4000 partitions take minutes on the CPU; the drain gives up after a second.
+  CHECK(s.process().wait(std::chrono::seconds(60)) == 0);
+  CHECK(std::chrono::steady_clock::now() - signalled < std::chrono::seconds(60));
+  CHECK(waiter.wait(std::chrono::seconds(30)) == 0);
+  CHECK(waiter.out() == "409");
+  CHECK(read_file(s.dir().file("w.json")).find("job_cancelled") != std::string::npos);
+}
+
+TEST_CASE("serve: a second SIGTERM cancels a drain at once", "[app][serve][cpu]") {
+  served s({"--drain-seconds", "3600"});
+  const auto id = s.submit(R"({"partitions": 4000})");
+  s.wait_until_running(id);
+  s.process().signal(SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(s.process().running());  // draining, for up to an hour
+  s.process().signal(SIGTERM);
+  CHECK(s.process().wait(std::chrono::seconds(60)) == 0);
+}
+
+TEST_CASE("serve: without --listen it makes its socket under XDG_RUNTIME_DIR, mode 0600 whatever the umask",
+          "[app][serve][cpu]") {
+  scratch_dir dir;
+  const std::string runtime_dir = dir.file("run");
+  std::filesystem::create_directory(runtime_dir);
+  const char* old_runtime = std::getenv("XDG_RUNTIME_DIR");
+  const std::string saved = old_runtime ? old_runtime : "";
+  ::setenv("XDG_RUNTIME_DIR", runtime_dir.c_str(), 1);
+  const mode_t old_mask = ::umask(0);
+  child_process server({COPROVE_BINARY, "serve", "--backend", "host", "--log-constraints", "10", "--log-level", "warning"},
+                       dir.file("out"), dir.file("err"));
+  ::umask(old_mask);
+  if (old_runtime) ::setenv("XDG_RUNTIME_DIR", saved.c_str(), 1); else ::unsetenv("XDG_RUNTIME_DIR");
+  const std::string socket = runtime_dir + "/coprove.sock";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (server.out().find("listening on") == std::string::npos) {
+    INFO(server.err());
+    REQUIRE(server.running());
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK(server.out().find("listening on unix:" + socket) != std::string::npos);
+  struct stat info {};
+  REQUIRE(::stat(socket.c_str(), &info) == 0);
+  CHECK((info.st_mode & 07777) == 0600);
+  CHECK(curl(dir, socket, "GET", "/healthz").status == 200);
+  server.signal(SIGTERM);
+  CHECK(server.wait(std::chrono::seconds(30)) == 0);
+}
+
+TEST_CASE("serve: job ids are not given again after a restart", "[app][serve][cpu]") {
+  std::uint64_t first = 0;
+  {
+    served s;
+    first = s.submit(R"({"partitions": 1})");
+    s.process().signal(SIGTERM);
+    CHECK(s.process().wait(std::chrono::seconds(60)) == 0);
+  }
+  served again;
+  const auto second = again.submit(R"({"partitions": 1})");
+  CHECK(second > first);
+  // Readable as the start time: milliseconds since 1970 x 1000 (after 2020, below 2^53).
+  CHECK(second / 1000 > 1'577'836'800'000ull);
+  CHECK(second < (1ull << 53));
+}
+
+TEST_CASE("serve: a bearer token is required where configured, and a bad token file is refused with exit 2",
+          "[app][serve][cpu]") {
+  scratch_dir dir;
+  const std::string token = "tok-0123456789abcdef";
+  write_file(dir.file("token"), token + "\n");
+  ::chmod(dir.file("token").c_str(), 0600);
+  {
+    served s({"--auth-token-file", dir.file("token")});
+    CHECK(s.request("GET", "/healthz").status == 200);
+    CHECK(s.request("GET", "/v1/status").status == 401);
+    const auto r = run_process({"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--unix-socket", s.socket(), "-H",
+                                "Authorization: Bearer " + token, "http://localhost/v1/status"},
+                               dir);
+    CHECK(r.out == "200");
+  }
+  write_file(dir.file("open_token"), token);
+  ::chmod(dir.file("open_token").c_str(), 0644);
+  write_file(dir.file("short_token"), "abc");
+  ::chmod(dir.file("short_token").c_str(), 0600);
+  for (const auto& bad : {dir.file("open_token"), dir.file("short_token"), dir.file("missing")}) {
+    const auto refused = run_coprove({"serve", "--listen", "unix:" + dir.file("s.sock"), "--backend", "host",
+                                      "--log-constraints", "10", "--auth-token-file", bad},
+                                     dir, std::chrono::seconds(60));
+    INFO(refused.err);
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.err.find("server.auth_token_file") != std::string::npos);
+  }
+  // A non-loopback address needs one.
+  const auto remote = run_coprove({"serve", "--listen", "0.0.0.0:0", "--allow-remote", "--backend", "host",
+                                   "--log-constraints", "10"},
+                                  dir, std::chrono::seconds(60));
+  CHECK(remote.exit_code == 2);
+  CHECK(remote.err.find("server.auth_token_file") != std::string::npos);
 }

@@ -51,14 +51,7 @@ using test::require_at_baseline;
 using test::running_io;
 
 // The pipeline's mechanics with evaluation records (engine_proof_test.cpp proves).
-engine_config small_config() {
-  engine_config cfg;
-  cfg.results = result_kind::evaluation_record;
-  cfg.max_log_constraints = 12;
-  cfg.synthesis_threads = 2;
-  cfg.memory_budget_bytes = std::size_t{1} << 30;
-  return cfg;
-}
+engine_config small_config() { return test::record_engine_config(12); }
 
 prove_request small_request(std::size_t partitions, unsigned log_constraints = 10, std::uint64_t seed = 7) {
   return test::mimc_request(partitions, log_constraints, seed);

@@ -22,24 +22,51 @@ std::optional<dispatch_policy> parse_dispatch_policy(std::string_view name) noex
   return std::nullopt;
 }
 
-void dispatch_queue::push(partition_key key) { keys_.insert(key); }
+std::string_view to_string(job_priority priority) noexcept {
+  switch (priority) {
+    case job_priority::low: return "low";
+    case job_priority::normal: return "normal";
+    case job_priority::high: return "high";
+    case job_priority::critical: return "critical";
+  }
+  return "unknown";
+}
+
+std::optional<job_priority> parse_job_priority(std::string_view name) noexcept {
+  for (auto p : {job_priority::low, job_priority::normal, job_priority::high, job_priority::critical})
+    if (name == to_string(p)) return p;
+  return std::nullopt;
+}
+
+void dispatch_queue::push(partition_key key, job_priority priority) {
+  const std::uint8_t rank = rank_of(priority);
+  ranks_.emplace(key.job_id, rank);
+  keys_.insert({rank, key});
+}
 
 partition_key dispatch_queue::pop() {
   if (keys_.empty()) throw std::logic_error("dispatch_queue::pop on an empty queue");
-  const partition_key key = *keys_.begin();
+  const auto [rank, key] = *keys_.begin();
   keys_.erase(keys_.begin());
+  if (keys_.empty() || keys_.begin()->first != rank || keys_.begin()->second.job_id != key.job_id) {
+    // Its job's last waiting partition: keys of one job are adjacent, so none is left.
+    ranks_.erase(key.job_id);
+  }
   return key;
 }
 
 std::size_t dispatch_queue::erase_job(std::uint64_t job_id) {
-  auto first = keys_.lower_bound(partition_key{job_id, 0});
+  const auto rank = ranks_.find(job_id);
+  if (rank == ranks_.end()) return 0;
+  auto first = keys_.lower_bound({rank->second, partition_key{job_id, 0}});
   auto last = first;
   std::size_t removed = 0;
-  while (last != keys_.end() && last->job_id == job_id) {
+  while (last != keys_.end() && last->first == rank->second && last->second.job_id == job_id) {
     ++last;
     ++removed;
   }
   keys_.erase(first, last);
+  ranks_.erase(rank);
   return removed;
 }
 

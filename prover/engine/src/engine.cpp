@@ -50,6 +50,7 @@
 #include <cctype>
 #include <cstddef>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <atomic>
 #include <filesystem>
@@ -129,7 +130,8 @@ boost::json::object request_json(const prove_request& r) {
   return {{"circuit", r.circuit},
           {"log_constraints", r.log_constraints},
           {"partitions", r.partitions},
-          {"seed", r.seed}};
+          {"seed", r.seed},
+          {"priority", std::string(to_string(r.priority))}};
 }
 
 }  // namespace
@@ -265,6 +267,8 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   std::uint64_t submit(prove_request request);
   void await(std::uint64_t id, engine::prove_handler handler, bool cancels_job);
   bool cancel(std::uint64_t id);
+  bool expired(std::uint64_t id) const;
+  std::size_t cancel_queued();
   void shutdown(bool drain, engine::shutdown_handler handler);
   void close();  // from ~engine: cancel whatever is left
 
@@ -372,8 +376,29 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
 
   // Per job, not per partition: the job table (submit, status, cancel) and the circuit facts.
   mutable std::mutex jobs_mutex_;
-  std::uint64_t next_job_id_ = 1;
-  std::map<std::uint64_t, std::shared_ptr<job>> jobs_;
+  std::uint64_t first_job_id_ = 1, next_job_id_ = 1;
+  mutable std::map<std::uint64_t, std::shared_ptr<job>> jobs_;  // mutable: see forget_expired_locked
+  // Unfinished work, checked against max_open_jobs / max_open_partitions at submission.
+  std::size_t open_jobs_ = 0, open_partitions_ = 0;
+  // Finished jobs still in jobs_, in the order they ended, for the retention policy.
+  struct retained_job {
+    std::uint64_t id = 0;
+    std::size_t bytes = 0;
+    std::chrono::steady_clock::time_point ended;
+  };
+  mutable std::deque<retained_job> retained_;
+  mutable std::size_t retained_bytes_ = 0;
+  mutable std::uint64_t expired_ = 0;
+  // One evaluation domain per size, shared by every job of that size (a job used to hold its own:
+  // 2n x 32 bytes of twiddles for as long as it was kept).
+  std::map<unsigned, std::shared_ptr<const evaluation_domain>> domains_;
+  std::shared_ptr<const evaluation_domain> domain_for(unsigned log_constraints);  // takes jobs_mutex_
+  void retain_finished(const job& j);  // takes jobs_mutex_
+  // Called with jobs_mutex_ held by every reader too (status, expired, find_job, the snapshot), so
+  // that an old result is forgotten when it is next looked at, with no timer keeping the control
+  // executor's work count up; const because forgetting changes no answer the policy did not allow.
+  void forget_expired_locked(std::chrono::steady_clock::time_point now) const;
+
   // Per (circuit, log size): what admission needs to know without building the circuit again.
   struct circuit_facts {
     std::size_t working_set = 0;
@@ -417,8 +442,6 @@ void complete_on_associated(const Executor& via, Handler handler, Args... args) 
     });
   });
 }
-
-constexpr std::size_t finished_jobs_kept = 4096;
 
 std::size_t resolve_depth(const engine_config& cfg, const compute_backend* backend) {
   if (!backend) throw std::invalid_argument("engine: backend must not be null");
@@ -477,6 +500,8 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   const std::size_t threads =
       config_.synthesis_threads != 0 ? config_.synthesis_threads : std::max(1u, std::thread::hardware_concurrency());
   synthesis_threads_ = threads;
+  if (config_.first_job_id == 0) throw std::invalid_argument("engine_config.first_job_id: must be at least 1");
+  first_job_id_ = next_job_id_ = config_.first_job_id;
   load_keys();
   load_zkeys();
 
@@ -762,6 +787,10 @@ void engine_core::validate(const prove_request& request) const {
                                 " exceeds the memory plan's " + std::to_string(config_.max_log_constraints) +
                                 " (engine_config.max_log_constraints)");
   if (request.partitions == 0) throw std::invalid_argument("partitions: must be at least 1");
+  if (config_.max_open_partitions != 0 && request.partitions > config_.max_open_partitions)
+    throw std::invalid_argument("partitions: " + std::to_string(request.partitions) +
+                                " exceeds the unfinished partitions the engine holds at most, " +
+                                std::to_string(config_.max_open_partitions) + " (engine_config.max_open_partitions)");
   if (request.partitions > config_.max_partitions_per_job)
     throw std::invalid_argument("partitions: " + std::to_string(request.partitions) + " exceeds the limit of " +
                                 std::to_string(config_.max_partitions_per_job) +
@@ -802,8 +831,7 @@ std::uint64_t engine_core::submit(prove_request request) {
                                 std::to_string(capacity) + ")");
   auto j = std::make_shared<job>();
   j->request = std::move(request);
-  j->domain = z != nullptr ? z->domain
-                           : std::make_shared<const evaluation_domain>(std::size_t{1} << j->request.log_constraints);
+  j->domain = z != nullptr ? z->domain : domain_for(j->request.log_constraints);
   if (z != nullptr) j->zkey = z->key;
   j->reservation_bytes = working_set;
   j->circuit_id = facts->id;
@@ -821,32 +849,119 @@ std::uint64_t engine_core::submit(prove_request request) {
   {
     std::lock_guard lock(jobs_mutex_);
     if (z == nullptr) circuit_facts_[{j->request.circuit, j->request.log_constraints}] = *facts;
+    if (config_.max_open_jobs != 0 && open_jobs_ >= config_.max_open_jobs)
+      throw queue_full_error("the engine holds " + std::to_string(open_jobs_) +
+                             " unfinished jobs, its limit (engine_config.max_open_jobs)");
+    if (config_.max_open_partitions != 0 && open_partitions_ + j->request.partitions > config_.max_open_partitions)
+      throw queue_full_error("the engine holds " + std::to_string(open_partitions_) +
+                             " unfinished partitions; " + std::to_string(j->request.partitions) + " more exceed its limit of " +
+                             std::to_string(config_.max_open_partitions) + " (engine_config.max_open_partitions)");
+    forget_expired_locked(std::chrono::steady_clock::now());
+    ++open_jobs_;
+    open_partitions_ += j->request.partitions;
     j->id = next_job_id_++;
     jobs_.emplace(j->id, j);
-    // Forget the oldest finished jobs beyond the retention limit (the strand keeps its own
-    // references to jobs it still works on).
-    for (auto it = jobs_.begin(); it != jobs_.end() && jobs_.size() > finished_jobs_kept;)
-      it = it->second->finished() ? jobs_.erase(it) : std::next(it);
   }
   boost::asio::post(strand_, [self = shared_from_this(), j] { self->enqueue(j); });
   return j->id;
 }
 
+std::shared_ptr<const evaluation_domain> engine_core::domain_for(unsigned log_constraints) {
+  {
+    std::lock_guard lock(jobs_mutex_);
+    auto it = domains_.find(log_constraints);
+    if (it != domains_.end()) return it->second;
+  }
+  // Built outside the lock (it computes the twiddles); a second submitter of a new size may build
+  // one too, and the first stored is kept.
+  auto domain = std::make_shared<const evaluation_domain>(std::size_t{1} << log_constraints);
+  std::lock_guard lock(jobs_mutex_);
+  return domains_.emplace(log_constraints, std::move(domain)).first->second;
+}
+
+namespace {
+
+// What a finished job still holds: its record, its per-partition results (proof, public inputs,
+// evaluation record, timings), the strings of its request and error, and its cancellation signals.
+std::size_t finished_job_bytes(const job& j) {
+  std::size_t bytes = sizeof(job) + j.request.circuit.capacity() + j.circuit_id.capacity() + j.error.capacity();
+  bytes += j.results.capacity() * sizeof(std::optional<partition_result>);
+  for (const auto& r : j.results)
+    if (r) bytes += r->public_inputs.capacity() * sizeof(fr);
+  bytes += j.cancel_signals.capacity() * sizeof(std::unique_ptr<boost::asio::cancellation_signal>);
+  for (const auto& signal : j.cancel_signals)
+    if (signal) bytes += sizeof(boost::asio::cancellation_signal);
+  bytes += j.running.capacity() / 8;
+  return bytes;
+}
+
+}  // namespace
+
+void engine_core::retain_finished(const job& j) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(jobs_mutex_);
+  if (open_jobs_ > 0) --open_jobs_;
+  open_partitions_ -= std::min(open_partitions_, j.request.partitions);
+  const std::size_t bytes = finished_job_bytes(j);
+  retained_.push_back({j.id, bytes, now});
+  retained_bytes_ += bytes;
+  forget_expired_locked(now);
+}
+
+// Forgets the oldest finished jobs while the kept ones are too many, too large or too old. The
+// strand keeps its own references to jobs it still completes waiters of.
+void engine_core::forget_expired_locked(std::chrono::steady_clock::time_point now) const {
+  const result_retention& r = config_.retention;
+  while (!retained_.empty() &&
+         (retained_.size() > r.max_jobs || retained_bytes_ > r.max_bytes || now - retained_.front().ended >= r.max_age)) {
+    jobs_.erase(retained_.front().id);
+    retained_bytes_ -= retained_.front().bytes;
+    retained_.pop_front();
+    ++expired_;
+  }
+}
+
+std::size_t engine_core::cancel_queued() {
+  std::vector<std::uint64_t> queued;
+  {
+    std::lock_guard lock(jobs_mutex_);
+    for (const auto& [id, j] : jobs_)
+      if (j->state.load(std::memory_order_acquire) == job_state::queued) queued.push_back(id);
+  }
+  std::size_t cancelled = 0;
+  for (const auto id : queued) cancelled += cancel(id) ? 1 : 0;
+  return cancelled;
+}
+
+bool engine_core::expired(std::uint64_t id) const {
+  std::lock_guard lock(jobs_mutex_);
+  forget_expired_locked(std::chrono::steady_clock::now());
+  return id >= first_job_id_ && id < next_job_id_ && jobs_.count(id) == 0;
+}
+
 std::shared_ptr<job> engine_core::find_job(std::uint64_t id) const {
   std::lock_guard lock(jobs_mutex_);
+  forget_expired_locked(std::chrono::steady_clock::now());
   auto it = jobs_.find(id);
   return it == jobs_.end() ? nullptr : it->second;
 }
 
 void engine_core::enqueue(const std::shared_ptr<job>& j) {
-  if (j->stop_requested) return;
+  if (j->stop_requested) {
+    // Stopped (a shutdown that cancels) between its submission and here: none of its partitions
+    // will run, and it ends now rather than staying queued (and holding the shutdown) forever.
+    j->ended = j->request.partitions;
+    maybe_finish(j);
+    maybe_complete_shutdown();
+    return;
+  }
   if (stopping_) {
     j->ended = j->request.partitions;  // none of them will run
     stop_job(j, make_error_code(engine_errc::shut_down), "the engine is shutting down and admits no new jobs");
     return;
   }
   live_jobs_.emplace(j->id, j);
-  for (std::size_t p = 0; p < j->request.partitions; ++p) queue_.push({j->id, p});
+  for (std::size_t p = 0; p < j->request.partitions; ++p) queue_.push({j->id, p}, j->request.priority);
   observer_.partitions_queued(j->request.partitions);
   COPROVE_LOG_F(debug, "engine", job_fields(j->id))
       << "job " << j->id << " queued: " << j->request.circuit << "/" << j->request.log_constraints << " x "
@@ -1520,6 +1635,7 @@ void engine_core::maybe_finish(const std::shared_ptr<job>& j) {
   }
   observer_.job_ended(state);
   live_jobs_.erase(j->id);
+  retain_finished(*j);
   COPROVE_LOG_F(info, "engine", job_fields(j->id))
       << "job " << j->id << " " << to_string(state) << ": " << j->completed << "/" << j->request.partitions
       << " partitions verified in " << ms(j->end_ns - j->submit_ns) << " ms" << (error.empty() ? "" : " (") << error
@@ -1632,6 +1748,7 @@ void engine_core::maybe_complete_shutdown() {
 
 std::optional<job_status> engine_core::status(std::uint64_t id) const {
   std::lock_guard lock(jobs_mutex_);
+  forget_expired_locked(std::chrono::steady_clock::now());
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return std::nullopt;
   const job& j = *it->second;
@@ -1666,6 +1783,11 @@ engine_status engine_core::status_snapshot() const {
   s.pce_cache = pce_cache_entries();
   s.bottleneck = report().bottleneck;
   std::lock_guard lock(jobs_mutex_);
+  forget_expired_locked(std::chrono::steady_clock::now());
+  s.jobs.open_partitions = open_partitions_;
+  s.jobs.retained_bytes = retained_bytes_;
+  s.jobs.expired = expired_;
+  s.domains = domains_.size();
   for (const auto& [id, j] : jobs_) {
     const job_state st = j->state.load(std::memory_order_acquire);
     if (st == job_state::queued)
@@ -1730,6 +1852,10 @@ void engine::start_await(std::uint64_t job_id, prove_handler handler) { core_->a
 void engine::start_shutdown(bool drain, shutdown_handler handler) { core_->shutdown(drain, std::move(handler)); }
 
 bool engine::cancel(std::uint64_t job_id) { return core_->cancel(job_id); }
+
+bool engine::expired(std::uint64_t job_id) const { return core_->expired(job_id); }
+
+std::size_t engine::cancel_queued() { return core_->cancel_queued(); }
 
 std::optional<job_status> engine::status(std::uint64_t job_id) const { return core_->status(job_id); }
 

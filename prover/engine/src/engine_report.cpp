@@ -85,7 +85,13 @@ boost::json::object to_json(const engine_status& s) {
                                       {"max_concurrent_synthesis", d.max_concurrent_synthesis}};
   add_depth(o["dispatch"].as_object(), d.basis);
   o["bottleneck"] = bottleneck_json(s.bottleneck);
-  o["jobs"] = boost::json::object{{"queued", s.jobs.queued}, {"running", s.jobs.running}, {"finished", s.jobs.finished}};
+  o["jobs"] = boost::json::object{{"queued", s.jobs.queued},
+                                  {"running", s.jobs.running},
+                                  {"finished", s.jobs.finished},
+                                  {"open_partitions", s.jobs.open_partitions},
+                                  {"retained_bytes", s.jobs.retained_bytes},
+                                  {"expired", s.jobs.expired}};
+  o["domains"] = s.domains;
   return o;
 }
 

@@ -25,9 +25,15 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <deque>
 #include <map>
 #include <optional>
 #include <system_error>
@@ -38,6 +44,7 @@ using r1cs::circuit_known;
 using r1cs::min_log_constraints;
 using engine::job_state;
 using engine::memory_plan_error;
+using engine::queue_full_error;
 using engine::prove_request;
 using engine::prove_result;
 
@@ -114,7 +121,84 @@ void count_request(std::string_view endpoint, unsigned status) {
       .inc();
 }
 
+std::chrono::steady_clock::duration seconds_of(double seconds) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// Reads from the client while its request waits (for a job's result): completes when the client
+// closes or resets its connection; whatever else it sends is kept for the next request.
+using peer_watch = std::function<asio::awaitable<void>()>;
+
+// Thrown out of a handler whose client closed its connection while it waited: nobody to answer.
+struct client_gone {};
+
+// Bounds one phase of reading a request (idle, header, body): when it fires it cancels the
+// socket's operations, so the read ends with operation_aborted and the socket stays open for a
+// 408. Shared with its timer's handler, which may run after the connection's coroutine is gone.
+struct read_deadline {
+  explicit read_deadline(asio::any_io_executor ex) : timer(std::move(ex)) {}
+  asio::steady_timer timer;
+  std::function<void()> cancel_reads;  // reset when the connection ends
+  std::uint64_t generation = 0;
+  bool fired = false;
+
+  static void arm(const std::shared_ptr<read_deadline>& d, double seconds) {
+    d->fired = false;
+    const std::uint64_t generation = ++d->generation;
+    d->timer.expires_after(seconds_of(seconds));
+    d->timer.async_wait([d, generation](boost::system::error_code ec) {
+      if (ec || generation != d->generation || !d->cancel_reads) return;
+      d->fired = true;
+      d->cancel_reads();
+    });
+  }
+  void disarm() {
+    ++generation;
+    timer.cancel();
+  }
+};
+
+// A canned refusal written on a socket that will not be served (no slot for it), then closed.
+template <class Socket>
+void refuse_connection(Socket& socket, unsigned status, std::string_view code, const std::string& message) {
+  const std::string body = error_body(code, message) + "\n";
+  const std::string reason = status == 429 ? "Too Many Requests" : "Service Unavailable";
+  const std::string text = "HTTP/1.1 " + std::to_string(status) + " " + reason +
+                           "\r\nServer: coprove\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+                           "Connection: close\r\nContent-Length: " +
+                           std::to_string(body.size()) + "\r\n\r\n" + body;
+  boost::system::error_code ignored;
+  socket.non_blocking(true, ignored);
+  (void)socket.write_some(asio::buffer(text), ignored);  // a fresh socket's send buffer takes it whole
+  socket.shutdown(asio::socket_base::shutdown_both, ignored);
+  socket.close(ignored);
+  count_request("unknown", status);
+}
+
+std::string peer_of(local_protocol::socket&) { return {}; }
+std::string peer_of(tcp::socket& socket) {
+  boost::system::error_code ec;
+  const auto endpoint = socket.remote_endpoint(ec);
+  return ec ? std::string("unknown") : endpoint.address().to_string();
+}
+
+bool iequal(std::string_view a, std::string_view b) { return beast::iequals(a, b); }
+
+// Constant-time comparison of a presented credential with the configured one.
+bool same_secret(std::string_view presented, std::string_view expected) {
+  unsigned char diff = presented.size() == expected.size() ? 0 : 1;
+  for (std::size_t i = 0; i < presented.size(); ++i)
+    diff |= static_cast<unsigned char>(presented[i] ^ expected[i % std::max<std::size_t>(expected.size(), 1)]);
+  return diff == 0 && !expected.empty();
+}
+
 }  // namespace
+
+std::string default_listen_address() {
+  const char* runtime_dir = std::getenv("XDG_RUNTIME_DIR");
+  if (runtime_dir != nullptr && runtime_dir[0] == '/') return "unix:" + std::string(runtime_dir) + "/coprove.sock";
+  return "unix:/run/coprove/coprove.sock";
+}
 
 bool listen_address::is_loopback() const {
   if (unix_socket) return true;
@@ -176,7 +260,7 @@ listen_address parse_listen_address(std::string_view text) {
 
 struct http_service::state : std::enable_shared_from_this<state> {
   state(asio::any_io_executor ex, engine::engine& e, http_service_config c)
-      : executor(std::move(ex)), eng(e), cfg(std::move(c)), slot_freed(executor) {}
+      : executor(std::move(ex)), eng(e), cfg(std::move(c)) {}
 
   asio::any_io_executor executor;
   engine::engine& eng;
@@ -188,19 +272,37 @@ struct http_service::state : std::enable_shared_from_this<state> {
   bool stopping = false;
   std::uint64_t next_connection = 0;
   std::uint64_t served = 0;
-  std::map<std::uint64_t, std::function<void()>> closers;  // open connections, by number
-  asio::steady_timer slot_freed;  // wakes the accept loop when a connection closes
+  // An open connection: how to close it, its peer (TCP: the remote address; empty on the Unix
+  // socket) and whether it is waiting for or reading a request (and may give its slot up).
+  struct connection {
+    std::function<void()> close;
+    std::string peer;
+    bool reading = true;
+  };
+  std::map<std::uint64_t, connection> connections;  // by number: the oldest first
+  std::uint64_t evicted = 0;
+  // Jobs submitted with a request_id, for as long as the engine keeps the job; `submitted` in
+  // submission order, for forgetting the ones the engine has forgotten.
+  struct submitted_request {
+    std::uint64_t job_id = 0;
+    job_request request;
+  };
+  std::map<std::string, submitted_request> request_ids;
+  std::deque<std::pair<std::string, std::uint64_t>> submitted;
 
   void bind();
   template <class Acceptor>
   asio::awaitable<void> accept_loop(Acceptor& acceptor);
+  bool make_room(const std::string& peer, unsigned& status, std::string& why);
   template <class Stream>
-  asio::awaitable<void> serve_connection(Stream stream, std::uint64_t number);
+  asio::awaitable<void> serve_connection(Stream stream, std::uint64_t number, std::string peer);
   std::optional<response> refusal_for(const boost::system::error_code& read_ec, detail::request_refusal why);
-  asio::awaitable<response> handle(const request& req);
-  asio::awaitable<response> job_result(const route& r, unsigned version, bool keep_alive);
+  asio::awaitable<response> handle(const request& req, const peer_watch& watch);
+  void check_exposure(const request& req) const;
+  asio::awaitable<response> job_result(const route& r, unsigned version, bool keep_alive, const peer_watch& watch);
   response submit_job(const request& req);
-  response accept_job(const request& req, const prove_request& request, const std::string& what);
+  response accept_job(const request& req, const prove_request& request, const std::string& what,
+                      const job_request* parsed = nullptr);
   response list_circuits(unsigned version, bool keep_alive);
   response prove_circuit(const request& req, const std::string& name);
   /// What a body may hold: the JSON limit, or a witness file of the largest circuit.
@@ -208,22 +310,54 @@ struct http_service::state : std::enable_shared_from_this<state> {
     return std::max(cfg.limits.max_body_bytes, cfg.limits.max_witness_body_bytes);
   }
   void close_all();
+  [[noreturn]] void no_such_job(std::uint64_t id) const;
 };
+
+// A job id the engine does not know: 410 when its job ended and the retention policy has forgotten
+// it since, 404 otherwise.
+void http_service::state::no_such_job(std::uint64_t id) const {
+  if (eng.expired(id))
+    throw request_error(410, "result_expired",
+                        "job " + std::to_string(id) +
+                            " has ended and is no longer kept (server.result_retention_jobs, _bytes, _seconds)");
+  throw request_error(404, "unknown_job", "no job " + std::to_string(id));
+}
 
 void http_service::state::bind() {
   if (!cfg.listen.is_loopback() && !cfg.allow_remote) {
     throw std::invalid_argument("listen address " + cfg.listen.to_string() +
-                                " is not loopback: pass --allow-remote to listen on it (the API has no authentication)");
+                                " is not loopback: pass --allow-remote to listen on it (server.allow_remote)");
+  }
+  if (!cfg.listen.is_loopback() && cfg.auth_token.empty()) {
+    throw std::invalid_argument("listen address " + cfg.listen.to_string() +
+                                " is not loopback: it needs a bearer token (server.auth_token_file)");
   }
   if (cfg.listen.is_unix()) {
     namespace fs = std::filesystem;
     const fs::path path = cfg.listen.path;
-    std::error_code fs_ec;
-    const auto status = fs::symlink_status(path, fs_ec);
-    if (!fs_ec && fs::exists(status)) {
-      if (!fs::is_socket(status)) {
-        throw std::system_error(std::make_error_code(std::errc::file_exists),
-                                "cannot listen on " + path.string() + ": it exists and is not a socket");
+    const std::string where = "cannot listen on " + path.string() + ": ";
+    // A path that another user owns, or in a directory another user owns, is theirs to replace or
+    // listen on: refuse it rather than talk to (or remove) their socket.
+    const uid_t me = ::geteuid();
+    const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
+    struct stat parent_info {};
+    if (::stat(parent.c_str(), &parent_info) != 0) {
+      throw std::system_error(std::error_code(errno, std::generic_category()), where + "its directory " + parent.string());
+    }
+    if (parent_info.st_uid != me && parent_info.st_uid != 0) {
+      throw std::system_error(std::make_error_code(std::errc::permission_denied),
+                              where + "its directory " + parent.string() + " belongs to uid " +
+                                  std::to_string(parent_info.st_uid) + ", not this user (uid " + std::to_string(me) + ")");
+    }
+    struct stat info {};
+    if (::lstat(path.c_str(), &info) == 0) {
+      if (info.st_uid != me) {
+        throw std::system_error(std::make_error_code(std::errc::permission_denied),
+                                where + "it exists and belongs to uid " + std::to_string(info.st_uid) +
+                                    ", not this user (uid " + std::to_string(me) + ")");
+      }
+      if (!S_ISSOCK(info.st_mode)) {
+        throw std::system_error(std::make_error_code(std::errc::file_exists), where + "it exists and is not a socket");
       }
       local_protocol::socket probe(executor);
       boost::system::error_code probe_ec;
@@ -232,6 +366,7 @@ void http_service::state::bind() {
         throw std::system_error(std::make_error_code(std::errc::address_in_use),
                                 "another server is listening on " + path.string());
       }
+      std::error_code fs_ec;
       fs::remove(path, fs_ec);  // a stale socket left by a process that did not exit cleanly
     }
     unix_acceptor.emplace(executor);
@@ -239,6 +374,10 @@ void http_service::state::bind() {
     boost::system::error_code ec;
     unix_acceptor->open(endpoint.protocol(), ec);
     if (!ec) unix_acceptor->bind(endpoint, ec);
+    // The mode is set before listen(): until then a connect is refused, so no client reaches the
+    // socket while it still has the mode the umask gave it.
+    if (!ec && ::chmod(path.c_str(), static_cast<mode_t>(cfg.socket_mode)) != 0)
+      ec = boost::system::error_code(errno, boost::system::generic_category());
     if (!ec) unix_acceptor->listen(asio::socket_base::max_listen_connections, ec);
     if (ec) throw std::system_error(std::error_code(ec), "cannot listen on " + cfg.listen.to_string());
     bound = cfg.listen.to_string();
@@ -265,75 +404,170 @@ template <class Acceptor>
 asio::awaitable<void> http_service::state::accept_loop(Acceptor& acceptor) {
   auto self = shared_from_this();
   while (accepting) {
-    if (closers.size() >= cfg.max_connections) {
-      slot_freed.expires_at(asio::steady_timer::time_point::max());
-      (void)co_await slot_freed.async_wait(asio::as_tuple(asio::use_awaitable));
-      continue;
-    }
     auto [ec, socket] = co_await acceptor.async_accept(asio::as_tuple(asio::use_awaitable));
     if (ec) {
       if (ec == asio::error::operation_aborted || !accepting) break;
       COPROVE_LOG(warning, channel) << "accept failed: " << ec.message();
       continue;
     }
+    std::string peer = peer_of(socket);
+    unsigned status = 0;
+    std::string why;
+    if (!make_room(peer, status, why)) {
+      COPROVE_LOG(debug, channel) << "connection from " << (peer.empty() ? "the Unix socket" : peer) << " refused: " << why;
+      refuse_connection(socket, status, "too_many_connections", why);
+      continue;
+    }
     using stream_type = beast::basic_stream<typename Acceptor::protocol_type, asio::any_io_executor>;
     const std::uint64_t number = next_connection++;
-    asio::co_spawn(executor, serve_connection(stream_type(std::move(socket)), number), log_connection_end);
+    asio::co_spawn(executor, serve_connection(stream_type(std::move(socket)), number, std::move(peer)),
+                   log_connection_end);
   }
 }
 
+// A slot for a new connection from `peer`: under the per-peer limit (TCP) and the total limit,
+// each reached limit taking the slot of the oldest connection that has not sent a whole request
+// (idle keep-alive or slow: slow-loris cannot hold slots against clients that send requests).
+// False, with the status and reason to answer, when every connection that counts is busy.
+bool http_service::state::make_room(const std::string& peer, unsigned& status, std::string& why) {
+  const auto evict_oldest_reading = [&](const std::string* of_peer) {
+    for (auto it = connections.begin(); it != connections.end(); ++it) {
+      if (!it->second.reading || (of_peer && it->second.peer != *of_peer)) continue;
+      auto close = std::move(it->second.close);
+      connections.erase(it);  // the slot is free now; the coroutine ends when its read fails
+      ++evicted;
+      runtime::registry::global()
+          .get_counter("coprove_http_connections_evicted_total",
+                       "Connections closed before a whole request to make room for a new one")
+          .inc();
+      close();
+      return true;
+    }
+    return false;
+  };
+  if (!peer.empty()) {
+    std::size_t mine = 0;
+    for (const auto& [number, c] : connections) mine += c.peer == peer ? 1 : 0;
+    if (mine >= cfg.max_connections_per_peer && !evict_oldest_reading(&peer)) {
+      status = 429;
+      why = "this address holds " + std::to_string(mine) + " connections, each answering a request (server.max_connections_per_peer)";
+      return false;
+    }
+  }
+  if (connections.size() >= cfg.max_connections && !evict_oldest_reading(nullptr)) {
+    status = 503;
+    why = "all " + std::to_string(connections.size()) + " connections are answering requests (server.max_connections)";
+    return false;
+  }
+  return true;
+}
+
 template <class Stream>
-asio::awaitable<void> http_service::state::serve_connection(Stream stream, std::uint64_t number) {
+asio::awaitable<void> http_service::state::serve_connection(Stream stream, std::uint64_t number, std::string peer) {
   auto self = shared_from_this();
-  closers[number] = [&stream] {
+  auto& socket = stream.socket();
+  connections[number] = connection{[&socket] {
+                                     boost::system::error_code ignored;
+                                     socket.close(ignored);
+                                   },
+                                   std::move(peer), true};
+  auto deadline = std::make_shared<read_deadline>(executor);
+  deadline->cancel_reads = [&socket] {
     boost::system::error_code ignored;
-    stream.socket().close(ignored);
+    socket.cancel(ignored);
   };
   // However the coroutine ends (even destroyed unfinished with its io_context, or by an exception),
-  // the closer that refers to this frame's stream goes with it and the accept loop hears of the
-  // free slot.
+  // the entry and the deadline's reference to this frame's socket go with it.
   struct forget_on_exit {
     state& s;
     std::uint64_t number;
+    read_deadline& deadline;
     ~forget_on_exit() {
-      s.closers.erase(number);
-      s.slot_freed.cancel();
+      s.connections.erase(number);
+      deadline.cancel_reads = nullptr;
+      deadline.disarm();
     }
-  } forget{*this, number};
-  const auto idle = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(cfg.idle_timeout_seconds));
+  } forget{*this, number, *deadline};
+  const auto set_reading = [&](bool reading) {
+    auto it = connections.find(number);
+    if (it != connections.end()) it->second.reading = reading;
+  };
   // What a request may make the server buffer at once: a header, or a chunk line or trailer that
   // has to be whole before the parser can judge it. Past this the read fails (413) instead.
   beast::flat_buffer buffer(max_header_bytes + read_limit() + 65536);
+  const peer_watch watch = [&]() -> asio::awaitable<void> {
+    for (;;) {
+      const std::size_t room = std::min<std::size_t>(4096, buffer.max_size() - buffer.size());
+      if (room == 0) {
+        // As much of the next request as a request may be is here: stop reading, wait to be cancelled.
+        asio::steady_timer forever(executor, asio::steady_timer::time_point::max());
+        (void)co_await forever.async_wait(asio::as_tuple(asio::use_awaitable));
+        co_return;
+      }
+      auto [ec, n] = co_await socket.async_read_some(buffer.prepare(room), asio::as_tuple(asio::use_awaitable));
+      if (ec) co_return;
+      buffer.commit(n);
+    }
+  };
+  stream.expires_never();
   for (;;) {
+    set_reading(true);
     detail::bounded_request_parser parser(max_header_bytes, read_limit());
-    stream.expires_after(idle);
+    if (buffer.size() == 0) {
+      // Idle between requests: closed quietly when the limit passes.
+      read_deadline::arm(deadline, cfg.idle_timeout_seconds);
+      auto [idle_ec, n] = co_await socket.async_read_some(buffer.prepare(4096), asio::as_tuple(asio::use_awaitable));
+      deadline->disarm();
+      if (idle_ec) break;
+      buffer.commit(n);
+    }
+    std::string timed_out;
+    read_deadline::arm(deadline, cfg.header_timeout_seconds);
     auto [read_ec, header_bytes] =
         co_await http::async_read_header(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
     (void)header_bytes;
+    if (deadline->fired) timed_out = "the request header was not received within the header timeout";
+    deadline->disarm();
     if (!read_ec && !parser.is_done()) {
       // A client that sent `Expect: 100-continue` waits for this before it sends the body.
       const auto expect = parser.get()[http::field::expect];
       if (parser.get().version() >= 11 && beast::iequals(expect, "100-continue")) {
         http::response<http::empty_body> go_on{http::status::continue_, 11};
+        stream.expires_after(std::chrono::seconds(5));
         auto [continue_ec, continue_bytes] =
             co_await http::async_write(stream, go_on, asio::as_tuple(asio::use_awaitable));
         (void)continue_bytes;
+        stream.expires_never();
         if (continue_ec) break;
       }
+      read_deadline::arm(deadline, cfg.body_timeout_seconds);
       auto [body_ec, body_bytes] = co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
       (void)body_bytes;
+      if (deadline->fired) timed_out = "the request body was not received within the body timeout";
+      deadline->disarm();
       read_ec = body_ec;
     }
     if (read_ec) {
-      std::optional<response> refusal = refusal_for(read_ec, parser.refusal());
+      std::optional<response> refusal;
+      if (!timed_out.empty()) {
+        refusal = error_response(408, "request_timeout",
+                                 timed_out + " (" +
+                                     (timed_out.find("header") != std::string::npos ? "server.header_timeout_seconds"
+                                                                                     : "server.body_timeout_seconds") +
+                                     ")",
+                                 11, false);
+        count_request("unknown", 408);
+      } else {
+        refusal = refusal_for(read_ec, parser.refusal());
+      }
       if (refusal) {
+        set_reading(false);
         stream.expires_after(std::chrono::seconds(5));
         (void)co_await http::async_write(stream, *refusal, asio::as_tuple(asio::use_awaitable));
         // Read what the client is still sending before closing, so that the close does not reset the
         // connection and lose the response on the client's side.
         boost::system::error_code ignored;
-        stream.socket().shutdown(asio::socket_base::shutdown_send, ignored);
+        socket.shutdown(asio::socket_base::shutdown_send, ignored);
         std::array<char, 16384> sink;
         std::size_t drained = 0;
         stream.expires_after(std::chrono::seconds(2));
@@ -345,9 +579,16 @@ asio::awaitable<void> http_service::state::serve_connection(Stream stream, std::
       }
       break;
     }
-    stream.expires_never();
+    set_reading(false);
     request req = parser.release();
-    response res = co_await handle(req);
+    std::optional<response> answered;
+    try {
+      answered = co_await handle(req, watch);
+    } catch (const client_gone&) {
+      // Its client left while the request waited: the wait is cancelled and the slot given back.
+    }
+    if (!answered) break;
+    response& res = *answered;
     const bool keep_alive = req.keep_alive() && res.keep_alive() && !stopping;
     res.keep_alive(keep_alive);
     // HEAD is answered as GET with the same Content-Length and no body.
@@ -356,11 +597,12 @@ asio::awaitable<void> http_service::state::serve_connection(Stream stream, std::
     stream.expires_after(std::chrono::seconds(30));
     auto [write_ec, written] = co_await http::async_write(stream, res, asio::as_tuple(asio::use_awaitable));
     (void)written;
+    stream.expires_never();
     if (write_ec || !keep_alive) break;
   }
   boost::system::error_code ignored;
-  stream.socket().shutdown(asio::socket_base::shutdown_both, ignored);
-  stream.socket().close(ignored);
+  socket.shutdown(asio::socket_base::shutdown_both, ignored);
+  socket.close(ignored);
 }
 
 std::optional<response> http_service::state::refusal_for(const boost::system::error_code& read_ec,
@@ -393,11 +635,12 @@ std::optional<response> http_service::state::refusal_for(const boost::system::er
   return refusal;
 }
 
-asio::awaitable<response> http_service::state::handle(const request& req) {
+asio::awaitable<response> http_service::state::handle(const request& req, const peer_watch& watch) {
   const unsigned version = req.version();
   const bool keep_alive = req.keep_alive();
   std::string_view endpoint_label = "unknown";
   try {
+    check_exposure(req);
     const route r = parse_route(std::string_view(req.method_string().data(), req.method_string().size()),
                                 std::string_view(req.target().data(), req.target().size()), cfg.limits);
     endpoint_label = endpoint_name(r.target);
@@ -422,7 +665,8 @@ asio::awaitable<response> http_service::state::handle(const request& req) {
         json::object service{{"listen", bound},
                              {"accepting", accepting},
                              {"stopping", stopping},
-                             {"open_connections", closers.size()},
+                             {"open_connections", connections.size()},
+                             {"connections_evicted", evicted},
                              {"requests_served", served}};
         body["service"] = std::move(service);
         res = json_response(200, body, version, keep_alive);
@@ -431,7 +675,7 @@ asio::awaitable<response> http_service::state::handle(const request& req) {
       case endpoint::submit_job: res = submit_job(req); break;
       case endpoint::job_status: {
         const auto status = eng.status(r.job_id);
-        if (!status) throw request_error(404, "unknown_job", "no job " + std::to_string(r.job_id));
+        if (!status) no_such_job(r.job_id);
         res = json_response(200, status->to_json(), version, keep_alive);
         break;
       }
@@ -444,11 +688,11 @@ asio::awaitable<response> http_service::state::handle(const request& req) {
                               "job " + std::to_string(r.job_id) + " has already ended (" +
                                   std::string(to_string(status->state)) + ")");
         } else {
-          throw request_error(404, "unknown_job", "no job " + std::to_string(r.job_id));
+          no_such_job(r.job_id);
         }
         break;
       }
-      case endpoint::job_result: res = co_await job_result(r, version, keep_alive); break;
+      case endpoint::job_result: res = co_await job_result(r, version, keep_alive, watch); break;
       case endpoint::list_circuits: res = list_circuits(version, keep_alive); break;
       case endpoint::prove_circuit: res = prove_circuit(req, r.circuit); break;
       case endpoint::verifying_key: {
@@ -483,6 +727,8 @@ asio::awaitable<response> http_service::state::handle(const request& req) {
                                 << e.code() << ": " << e.what();
     response res = error_response(e.status(), e.code(), e.what(), version, keep_alive);
     if (!e.allow().empty()) res.set(http::field::allow, e.allow());
+    if (e.retry_after() != 0) res.set(http::field::retry_after, std::to_string(e.retry_after()));
+    if (e.status() == 401) res.set(http::field::www_authenticate, "Bearer");
     co_return res;
   } catch (const std::exception& e) {
     count_request(endpoint_label, 500);
@@ -491,7 +737,69 @@ asio::awaitable<response> http_service::state::handle(const request& req) {
   }
 }
 
+// Who may drive the API: on TCP the Host must name the listen address (DNS rebinding cannot reach
+// it under another name); an Origin, where a browser sends one, must be allowed; with a token,
+// every request but the health check carries it.
+void http_service::state::check_exposure(const request& req) const {
+  if (!cfg.listen.is_unix()) {
+    const std::string_view host(req[http::field::host].data(), req[http::field::host].size());
+    std::string_view name = host;
+    std::string_view port;
+    if (!name.empty() && name.front() == '[') {
+      const auto close = name.find(']');
+      if (close != std::string_view::npos) {
+        port = name.substr(close + 1);
+        name = name.substr(1, close - 1);
+      }
+    } else if (const auto colon = name.rfind(':'); colon != std::string_view::npos) {
+      port = name.substr(colon);
+      name = name.substr(0, colon);
+    }
+    bool allowed = iequal(name, cfg.listen.host) || (cfg.listen.is_loopback() && iequal(name, "localhost"));
+    for (const auto& h : cfg.allowed_hosts) allowed = allowed || iequal(name, h);
+    const std::string bound_port = ":" + bound.substr(bound.rfind(':') + 1);
+    if (host.empty() || !allowed || (!port.empty() && port != bound_port)) {
+      throw request_error(403, "host_not_allowed",
+                          "Host '" + std::string(host.substr(0, 64)) + "' is not the address this service listens on (" +
+                              bound + ") nor a name in server.allowed_hosts");
+    }
+  }
+  const auto origin_field = req[http::field::origin];
+  if (!origin_field.empty()) {
+    const std::string_view origin(origin_field.data(), origin_field.size());
+    bool allowed = false;
+    for (const auto& o : cfg.allowed_origins) allowed = allowed || origin == o;
+    if (!allowed) {
+      throw request_error(403, "origin_not_allowed",
+                          "Origin '" + std::string(origin.substr(0, 64)) + "' is not in server.allowed_origins");
+    }
+  }
+  if (!cfg.auth_token.empty()) {
+    const std::string_view target(req.target().data(), req.target().size());
+    if (target.substr(0, target.find('?')) == "/healthz") return;
+    const auto authorization = req[http::field::authorization];
+    const std::string_view presented(authorization.data(), authorization.size());
+    constexpr std::string_view scheme = "Bearer ";
+    if (presented.size() <= scheme.size() || !iequal(presented.substr(0, scheme.size()), scheme) ||
+        !same_secret(presented.substr(scheme.size()), cfg.auth_token)) {
+      throw request_error(401, "unauthorized",
+                          "this service needs 'Authorization: Bearer <token>' with the token of server.auth_token_file");
+    }
+  }
+}
+
 response http_service::state::submit_job(const request& req) {
+  // A browser may send a text/plain or form POST to any address without asking first; only a
+  // JSON body is taken, which a cross-site page cannot send without CORS's consent.
+  const auto content_type = req[http::field::content_type];
+  std::string_view media(content_type.data(), content_type.size());
+  media = media.substr(0, media.find(';'));
+  while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.remove_suffix(1);
+  if (!iequal(media, "application/json")) {
+    throw request_error(415, "unsupported_media_type",
+                        "a job body must be sent with Content-Type: application/json, got '" +
+                            std::string(content_type.substr(0, 64)) + "'");
+  }
   if (stopping || !accepting) {
     throw request_error(503, "shutting_down", "the service is shutting down and accepts no new jobs");
   }
@@ -521,21 +829,51 @@ response http_service::state::submit_job(const request& req) {
                         "no proving key for " + parsed.circuit + "/" + std::to_string(parsed.log_constraints) +
                             " (the service has keys for " + have + "; start it with --keys DIR from coprove setup)");
   }
+  // The same request_id again is the same job, for as long as the engine keeps it.
+  while (!submitted.empty() && eng.expired(submitted.front().second)) {
+    const auto it = request_ids.find(submitted.front().first);
+    if (it != request_ids.end() && it->second.job_id == submitted.front().second) request_ids.erase(it);
+    submitted.pop_front();
+  }
+  if (!parsed.request_id.empty()) {
+    const auto it = request_ids.find(parsed.request_id);
+    if (it != request_ids.end() && !eng.expired(it->second.job_id)) {
+      if (!(it->second.request == parsed)) {
+        throw request_error(409, "request_id_conflict",
+                            "request_id '" + parsed.request_id + "' was given to job " +
+                                std::to_string(it->second.job_id) + " with another body");
+      }
+      const std::string base = "/v1/jobs/" + std::to_string(it->second.job_id);
+      json::object body{{"job_id", it->second.job_id}, {"status_url", base}, {"result_url", base + "/result"},
+                        {"request_id", parsed.request_id}, {"existing", true}};
+      response res = json_response(200, body, req.version(), req.keep_alive());
+      res.set(http::field::location, base);
+      return res;
+    }
+  }
   prove_request request;
   request.circuit = parsed.circuit;
   request.log_constraints = parsed.log_constraints;
   request.partitions = parsed.partitions;
   request.seed = parsed.seed;
+  request.priority = engine::parse_job_priority(parsed.priority).value_or(engine::job_priority::normal);
   return accept_job(req, request,
                     request.circuit + " 2^" + std::to_string(request.log_constraints) + " x " +
-                        std::to_string(request.partitions) + " partitions, seed " + std::to_string(request.seed));
+                        std::to_string(request.partitions) + " partitions, seed " + std::to_string(request.seed) +
+                        ", priority " + parsed.priority,
+                    &parsed);
 }
 
-// Submits the request: 202 with the job's URLs, or 422 saying why the engine refused it.
-response http_service::state::accept_job(const request& req, const prove_request& request, const std::string& what) {
+// Submits the request: 202 with the job's URLs, 429 when the engine holds as much work as it may,
+// or 422 saying why the engine refused it. A JSON job body's request_id is remembered for its job.
+response http_service::state::accept_job(const request& req, const prove_request& request, const std::string& what,
+                                         const job_request* parsed) {
   std::uint64_t id = 0;
   try {
     id = eng.submit(request);
+  } catch (const queue_full_error& e) {
+    throw request_error(429, "queue_full", std::string("the service holds as much work as it may: ") + e.what())
+        .with_retry_after(cfg.retry_after_seconds);
   } catch (const memory_plan_error& e) {
     throw request_error(422, "exceeds_memory_plan", e.what());
   } catch (const std::invalid_argument& e) {
@@ -546,6 +884,11 @@ response http_service::state::accept_job(const request& req, const prove_request
   COPROVE_LOG_F(info, channel, fields) << "job " << id << " submitted: " << what;
   const std::string base = "/v1/jobs/" + std::to_string(id);
   json::object body{{"job_id", id}, {"status_url", base}, {"result_url", base + "/result"}};
+  if (parsed != nullptr && !parsed->request_id.empty()) {
+    request_ids[parsed->request_id] = submitted_request{id, *parsed};
+    submitted.emplace_back(parsed->request_id, id);
+    body["request_id"] = parsed->request_id;
+  }
   response res = json_response(202, body, req.version(), req.keep_alive());
   res.set(http::field::location, base);
   return res;
@@ -601,9 +944,10 @@ response http_service::state::prove_circuit(const request& req, const std::strin
   return accept_job(req, request, "a witness of circuit " + name);
 }
 
-asio::awaitable<response> http_service::state::job_result(const route& r, unsigned version, bool keep_alive) {
+asio::awaitable<response> http_service::state::job_result(const route& r, unsigned version, bool keep_alive,
+                                                          const peer_watch& watch) {
   auto status = eng.status(r.job_id);
-  if (!status) throw request_error(404, "unknown_job", "no job " + std::to_string(r.job_id));
+  if (!status) no_such_job(r.job_id);
   const bool ended = status->state == job_state::done || status->state == job_state::failed ||
                      status->state == job_state::cancelled;
   if (!ended && r.wait_seconds <= 0.0) co_return json_response(202, status->to_json(), version, keep_alive);
@@ -613,18 +957,20 @@ asio::awaitable<response> http_service::state::job_result(const route& r, unsign
   if (ended) {
     std::tie(ec, result) = co_await eng.async_await(r.job_id, asio::as_tuple(asio::use_awaitable));
   } else {
-    // Whichever finishes first: the job or the wait; the other is cancelled (cancelling an await
-    // leaves the job running).
-    asio::steady_timer timer(executor, std::chrono::duration_cast<asio::steady_timer::duration>(
-                                           std::chrono::duration<double>(r.wait_seconds)));
-    auto [order, await_ec, awaited, timer_ec] =
+    // Whichever finishes first: the job, the wait, or the client leaving; the others are cancelled
+    // (cancelling an await leaves the job running).
+    asio::steady_timer timer(executor, seconds_of(r.wait_seconds));
+    auto [order, await_ec, awaited, timer_ec, watch_error] =
         co_await asio::experimental::make_parallel_group(eng.async_await(r.job_id, asio::deferred),
-                                                         timer.async_wait(asio::deferred))
+                                                         timer.async_wait(asio::deferred),
+                                                         asio::co_spawn(executor, watch(), asio::deferred))
             .async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
     (void)timer_ec;
+    (void)watch_error;
+    if (order[0] == 2) throw client_gone{};
     if (order[0] == 1) {
       status = eng.status(r.job_id);
-      if (!status) throw request_error(404, "unknown_job", "no job " + std::to_string(r.job_id));
+      if (!status) no_such_job(r.job_id);
       co_return json_response(202, status->to_json(), version, keep_alive);
     }
     ec = await_ec;
@@ -632,16 +978,18 @@ asio::awaitable<response> http_service::state::job_result(const route& r, unsign
   }
   if (!ec) co_return json_response(200, result.to_json(), version, keep_alive);
   status = eng.status(r.job_id);
-  if (status && status->state == job_state::cancelled) {
+  if (!status) no_such_job(r.job_id);
+  if (status->state == job_state::cancelled) {
     throw request_error(409, "job_cancelled", "job " + std::to_string(r.job_id) + " was cancelled");
   }
-  const std::string why = status && !status->error.empty() ? status->error : ec.message();
+  const std::string why = !status->error.empty() ? status->error : ec.message();
   throw request_error(409, "job_failed", "job " + std::to_string(r.job_id) + " failed: " + why);
 }
 
 void http_service::state::close_all() {
-  auto pending = closers;  // closing runs no handler inline, but copy anyway: closers change as sessions end
-  for (auto& [number, close] : pending) close();
+  std::vector<std::function<void()>> pending;  // closing runs no handler inline; copied anyway
+  for (auto& [number, c] : connections) pending.push_back(c.close);
+  for (auto& close : pending) close();
 }
 
 http_service::http_service(asio::any_io_executor control, engine::engine& engine, http_service_config cfg)
@@ -675,13 +1023,12 @@ void http_service::stop_accepting() {
   boost::system::error_code ignored;
   if (state_->unix_acceptor) state_->unix_acceptor->close(ignored);
   if (state_->tcp_acceptor) state_->tcp_acceptor->close(ignored);
-  state_->slot_freed.cancel();
 }
 
 void http_service::close_connections() { state_->close_all(); }
 
 std::string http_service::local_address() const { return state_->bound; }
-std::size_t http_service::open_connections() const noexcept { return state_->closers.size(); }
+std::size_t http_service::open_connections() const noexcept { return state_->connections.size(); }
 std::uint64_t http_service::requests_served() const noexcept { return state_->served; }
 
 }  // namespace coprove::service

@@ -23,7 +23,9 @@ request_error::request_error(unsigned status, std::string code, const std::strin
 
 namespace {
 
-constexpr std::array<std::string_view, 4> job_fields = {"circuit", "log_constraints", "partitions", "seed"};
+constexpr std::array<std::string_view, 6> job_fields = {"circuit", "log_constraints", "partitions", "seed",
+                                                        "priority", "request_id"};
+constexpr std::array<std::string_view, 4> priorities = {"low", "normal", "high", "critical"};
 
 // Keeps client-supplied text short in messages: a hostile key must not make a huge error body.
 std::string quoted(std::string_view text) {
@@ -255,6 +257,32 @@ job_request parse_job_request(std::string_view body, const job_request& defaults
       request.partitions = static_cast<std::size_t>(v);
     } else if (key == "seed") {
       request.seed = unsigned_field(value, key);
+    } else if (key == "priority") {
+      if (!value.is_string()) {
+        throw request_error(400, "invalid_type", "field 'priority' must be a string, got " + std::string(kind_name(value.kind())));
+      }
+      const std::string_view name = value.get_string();
+      bool known = false;
+      for (auto p : priorities) known = known || name == p;
+      if (!known) {
+        throw request_error(422, "out_of_range",
+                            "field 'priority' must be low, normal, high or critical, got " + quoted(name));
+      }
+      request.priority = std::string(name);
+    } else if (key == "request_id") {
+      if (!value.is_string()) {
+        throw request_error(400, "invalid_type",
+                            "field 'request_id' must be a string, got " + std::string(kind_name(value.kind())));
+      }
+      const std::string_view id = value.get_string();
+      bool printable = !id.empty() && id.size() <= limits.max_request_id;
+      for (char c : id) printable = printable && c > 0x20 && c < 0x7f;
+      if (!printable) {
+        throw request_error(422, "out_of_range",
+                            "field 'request_id' must be 1 to " + std::to_string(limits.max_request_id) +
+                                " printable ASCII characters without spaces, got " + quoted(id));
+      }
+      request.request_id = std::string(id);
     } else {
       std::string known;
       for (auto field : job_fields) known += (known.empty() ? "" : ", ") + std::string(field);

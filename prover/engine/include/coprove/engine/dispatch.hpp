@@ -6,8 +6,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
+#include <utility>
 #include <string_view>
 
 namespace coprove::engine {
@@ -25,18 +27,29 @@ std::string_view to_string(dispatch_policy policy) noexcept;
 /// Parses the names above; nullopt for any other (callers say which value was wrong, and where).
 std::optional<dispatch_policy> parse_dispatch_policy(std::string_view name) noexcept;
 
-/// Admission order: the oldest job's lowest partition first.
+/// How urgent a job is. Admission takes the waiting partitions of the most urgent jobs first
+/// (critical: e.g. a proof with a deadline), and within one priority the oldest job's lowest
+/// partition first. Partitions already admitted are not preempted.
+enum class job_priority : std::uint8_t { low, normal, high, critical };
+
+/// "low", "normal", "high" or "critical".
+std::string_view to_string(job_priority priority) noexcept;
+/// Parses the names above; nullopt for any other.
+std::optional<job_priority> parse_job_priority(std::string_view name) noexcept;
+
+/// A partition of a job; within one priority, admission order is the oldest job's lowest partition first.
 struct partition_key {
   std::uint64_t job_id = 0;
   std::size_t partition = 0;
   friend auto operator<=>(const partition_key&, const partition_key&) = default;
 };
 
-/// Partitions waiting for admission, kept in (job sequence, partition) order. Not thread-safe:
-/// owned by the control executor.
+/// Partitions waiting for admission, kept in (priority, job sequence, partition) order: the most
+/// urgent first, then the oldest. Not thread-safe: owned by the control executor.
 class dispatch_queue {
  public:
-  void push(partition_key key);
+  /// Every partition of one job is pushed with the same priority.
+  void push(partition_key key, job_priority priority = job_priority::normal);
   /// The next partition to admit; the queue must not be empty.
   partition_key pop();
   /// Removes every waiting partition of one job; returns how many were removed.
@@ -45,7 +58,13 @@ class dispatch_queue {
   std::size_t size() const noexcept { return keys_.size(); }
 
  private:
-  std::set<partition_key> keys_;
+  // The rank sorts the most urgent first: critical is 0.
+  using entry = std::pair<std::uint8_t, partition_key>;
+  static std::uint8_t rank_of(job_priority priority) noexcept {
+    return static_cast<std::uint8_t>(static_cast<std::uint8_t>(job_priority::critical) - static_cast<std::uint8_t>(priority));
+  }
+  std::set<entry> keys_;
+  std::map<std::uint64_t, std::uint8_t> ranks_;  // the rank of each job with partitions waiting
 };
 
 /// A current count and the highest it has been. One writer (the control executor) changes it;

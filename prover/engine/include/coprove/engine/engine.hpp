@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <memory>
 #include <optional>
 #include <span>
@@ -66,6 +67,7 @@ struct prove_request {
   /// values, the constant one first). The engine sets partitions and log_constraints from them
   /// and the key; the seed only varies the insecure test blinding.
   std::shared_ptr<const std::vector<std::vector<fr>>> witnesses;
+  job_priority priority = job_priority::normal;  ///< orders admission; the proofs do not depend on it
 };
 
 /// Synthesizes one partition of a request in place of its circuit; called on a synthesis thread.
@@ -100,6 +102,23 @@ struct circuit_keys {
 struct zkey_circuit {
   std::string name;
   std::shared_ptr<const groth16::zkey> key;
+};
+
+/// How long the engine keeps finished jobs (their results, for status and await). A finished job
+/// is forgotten, oldest first, when more than max_jobs are kept, when together they hold more
+/// than max_bytes, or max_age after it ended; its id then answers expired(). What a finished job
+/// keeps is its result alone (the evaluation domain is shared by every job of its size).
+struct result_retention {
+  std::size_t max_jobs = 4096;
+  std::size_t max_bytes = std::size_t{256} << 20;
+  std::chrono::milliseconds max_age{3600 * 1000};
+};
+
+/// A job refused because the engine holds as much unfinished work as it is configured to
+/// (engine_config::max_open_jobs, max_open_partitions); the message names the limit. Retry later.
+class queue_full_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 struct engine_config {
@@ -146,6 +165,16 @@ struct engine_config {
   std::string plan_circuit = "mimc";
   /// The most partitions one job may ask for (its results are held until it is awaited).
   std::size_t max_partitions_per_job = 4096;
+  /// Unfinished work the engine accepts: jobs queued or running, and their partitions in all (0 =
+  /// no limit). submit() beyond either throws queue_full_error; a job bigger than
+  /// max_open_partitions alone is refused as invalid.
+  std::size_t max_open_jobs = 0;
+  std::size_t max_open_partitions = 0;
+  /// Finished jobs kept for status and await.
+  result_retention retention;
+  /// The first job id; ids count up from it. A service sets it from the clock so that ids are not
+  /// given twice across restarts.
+  std::uint64_t first_job_id = 1;
   /// Fault injection for tests: called on the synthesis thread before each synthesis; an
   /// exception it throws fails that job like a failing circuit would.
   std::function<void(std::uint64_t job_id, std::size_t partition)> synthesis_hook;
@@ -290,6 +319,14 @@ class engine {
   /// Cancels a queued or running job: every permit, byte and buffer it holds is returned once
   /// its in-flight device work has finished. False if the id is unknown or the job has ended.
   bool cancel(std::uint64_t job_id);
+
+  /// Cancels every job none of whose partitions has started (a drain that runs only the work
+  /// already started); returns how many.
+  std::size_t cancel_queued();
+
+  /// True when job_id was given by this engine and its job has since been forgotten by the
+  /// retention policy (engine_config::retention): its result is gone for good.
+  bool expired(std::uint64_t job_id) const;
 
   std::optional<job_status> status(std::uint64_t job_id) const;
   /// The memory plan, pool, queues, devices, dispatch maxima and PCE statistics, now.

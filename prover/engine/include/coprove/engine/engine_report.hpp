@@ -78,7 +78,11 @@ struct engine_status {
   bottleneck_report bottleneck;
   struct job_counts {
     std::size_t queued = 0, running = 0, finished = 0;
+    std::size_t open_partitions = 0;  ///< partitions of the queued and running jobs
+    std::size_t retained_bytes = 0;   ///< what the finished jobs kept hold (estimated)
+    std::uint64_t expired = 0;        ///< finished jobs forgotten by the retention policy
   } jobs;
+  std::size_t domains = 0;  ///< evaluation domains held, one per size proved
 };
 
 /// One stage's latency over the report window, in milliseconds.

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace coprove::engine {
 class engine;
@@ -37,13 +38,33 @@ struct listen_address {
 /// Parses a listen address; throws std::invalid_argument saying what is wrong with it.
 listen_address parse_listen_address(std::string_view text);
 
+/// The Unix socket `coprove serve` listens on when none is configured:
+/// unix:$XDG_RUNTIME_DIR/coprove.sock, or unix:/run/coprove/coprove.sock without XDG_RUNTIME_DIR.
+std::string default_listen_address();
+
 struct http_service_config {
   listen_address listen;
   bool allow_remote = false;  ///< required to bind a non-loopback TCP address
   request_limits limits;      ///< body size, wait limit and request ranges
   job_request defaults;       ///< fields a POST /v1/jobs body leaves out
+  /// Connections served at once. When all are taken a new one takes the slot of the oldest
+  /// connection that has not sent a whole request (idle or slow); with none such it gets 503.
   std::size_t max_connections = 64;
-  double idle_timeout_seconds = 60.0;  ///< a keep-alive connection idle this long is closed
+  /// TCP connections one remote address may hold (the same rule; 429 when none can be taken).
+  std::size_t max_connections_per_peer = 16;
+  double idle_timeout_seconds = 60.0;    ///< a keep-alive connection idle this long is closed
+  double header_timeout_seconds = 10.0;  ///< from a request's first byte to its whole header; then 408
+  double body_timeout_seconds = 30.0;    ///< from the header to the whole body; then 408
+  unsigned retry_after_seconds = 5;      ///< the Retry-After of a 429 queue_full
+  /// TCP: the Host names accepted besides the listen address (and localhost on loopback); the port,
+  /// where given, must be the one listened on.
+  std::vector<std::string> allowed_hosts;
+  /// Origin header values accepted; a request with any other Origin gets 403.
+  std::vector<std::string> allowed_origins;
+  /// Non-empty: every request but GET /healthz needs `Authorization: Bearer <token>` (401 otherwise).
+  std::string auth_token;
+  /// Unix socket: the socket file's mode, set before it accepts anything.
+  unsigned socket_mode = 0600;
 };
 
 /// The HTTP API over an engine. Not thread-safe: construct, start and stop it on the control

@@ -22,11 +22,19 @@ public:
   unsigned status() const noexcept { return status_; }
   const std::string& code() const noexcept { return code_; }
   const std::string& allow() const noexcept { return allow_; }
+  /// Seconds a refused client should wait before it tries again (a 429's or 503's Retry-After);
+  /// 0 = no Retry-After.
+  unsigned retry_after() const noexcept { return retry_after_; }
+  request_error& with_retry_after(unsigned seconds) noexcept {
+    retry_after_ = seconds;
+    return *this;
+  }
 
 private:
   unsigned status_;
   std::string code_;
   std::string allow_;
+  unsigned retry_after_ = 0;
 };
 
 /// What a client may ask for in POST /v1/jobs. Fields left out of the body keep the defaults the
@@ -36,6 +44,10 @@ struct job_request {
   unsigned log_constraints = 16;
   std::size_t partitions = 16;
   std::uint64_t seed = 1;
+  std::string priority = "normal";  ///< low, normal, high or critical: orders admission
+  /// Optional: the same id again is the same job (the body must be the same too); empty = none.
+  std::string request_id;
+  friend bool operator==(const job_request&, const job_request&) = default;
 };
 
 /// Bounds the parser enforces before anything reaches the engine. Semantic checks that need the
@@ -44,6 +56,7 @@ struct request_limits {
   std::size_t max_body_bytes = 64 * 1024;
   unsigned max_json_depth = 8;
   std::size_t max_circuit_name = 64;
+  std::size_t max_request_id = 128;
   unsigned min_log_constraints = 1;
   unsigned max_log_constraints = 32;
   std::size_t max_partitions = 4096;
@@ -73,7 +86,8 @@ struct route {
 };
 
 /// Parses a POST /v1/jobs body: a JSON object with optional fields circuit (string),
-/// log_constraints, partitions, seed (non-negative integers). Throws request_error: 413 for a body
+/// log_constraints, partitions, seed (non-negative integers), priority (low, normal, high,
+/// critical) and request_id (1 to max_request_id printable characters). Throws request_error: 413 for a body
 /// over limits.max_body_bytes, 400 for malformed JSON, a wrong type or an unknown field, 422 for a
 /// value out of range.
 job_request parse_job_request(std::string_view body, const job_request& defaults, const request_limits& limits);
