@@ -156,6 +156,21 @@ __device__ __forceinline__ std::uint32_t group_of(const std::uint32_t* out_offse
   return static_cast<std::uint32_t>(lo);
 }
 
+/// This thread's output sum i of a level and the input range it adds, [begin, end): chunk
+/// i - out_offsets[g] of group g; false past the level's last sum.
+__device__ __forceinline__ bool chunk_of(const std::uint32_t* in_offsets, const std::uint32_t* out_offsets,
+                                         std::size_t groups, std::uint32_t chunk, std::size_t capacity,
+                                         std::uint32_t& i, std::uint32_t& begin, std::uint32_t& end) {
+  const std::size_t t = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (t >= capacity) return false;
+  i = static_cast<std::uint32_t>(t);
+  if (i >= out_offsets[groups]) return false;
+  const std::uint32_t g = group_of(out_offsets, groups, i);
+  begin = in_offsets[g] + (i - out_offsets[g]) * chunk;
+  end = min(in_offsets[g + 1], begin + chunk);
+  return true;
+}
+
 template <class F>
 __device__ __forceinline__ affine_device<F> load_base(const affine_device<F>* bases, std::uint32_t entry) {
   affine_device<F> p = bases[entry & ~sign_bit];
@@ -169,13 +184,8 @@ __global__ void __launch_bounds__(128) sum_entries_kernel(const affine_device<F>
                                                           const std::uint32_t* out_offsets, std::size_t groups,
                                                           std::uint32_t chunk, xyzz_device<F>* out,
                                                           std::size_t capacity) {
-  const std::size_t t = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (t >= capacity) return;
-  const std::uint32_t i = static_cast<std::uint32_t>(t);
-  if (i >= out_offsets[groups]) return;
-  const std::uint32_t g = group_of(out_offsets, groups, i);
-  const std::uint32_t begin = in_offsets[g] + (i - out_offsets[g]) * chunk;
-  const std::uint32_t end = min(in_offsets[g + 1], begin + chunk);
+  std::uint32_t i, begin, end;
+  if (!chunk_of(in_offsets, out_offsets, groups, chunk, capacity, i, begin, end)) return;
   xyzz_device<F> acc = xyzz_identity<F>();
   for (std::uint32_t k = begin; k < end; ++k) acc = add_mixed(acc, load_base(bases, entries[k]));
   out[i] = acc;
@@ -186,13 +196,8 @@ __global__ void __launch_bounds__(128) sum_points_kernel(const xyzz_device<F>* i
                                                          const std::uint32_t* out_offsets, std::size_t groups,
                                                          std::uint32_t chunk, xyzz_device<F>* out,
                                                          std::size_t capacity) {
-  const std::size_t t = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (t >= capacity) return;
-  const std::uint32_t i = static_cast<std::uint32_t>(t);
-  if (i >= out_offsets[groups]) return;
-  const std::uint32_t g = group_of(out_offsets, groups, i);
-  const std::uint32_t begin = in_offsets[g] + (i - out_offsets[g]) * chunk;
-  const std::uint32_t end = min(in_offsets[g + 1], begin + chunk);
+  std::uint32_t i, begin, end;
+  if (!chunk_of(in_offsets, out_offsets, groups, chunk, capacity, i, begin, end)) return;
   xyzz_device<F> acc = in[begin];
   for (std::uint32_t k = begin + 1; k < end; ++k) acc = add_xyzz(acc, in[k]);
   out[i] = acc;
