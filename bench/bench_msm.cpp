@@ -10,6 +10,18 @@
 // at every size measured: the bench stops with status 2 otherwise. "ratio" is ours / blst, both on
 // one thread (the rows on more threads carry blst's one-thread time but no ratio). Times are
 // wall-clock medians of --reps runs after one warm-up, whose result is the one compared.
+//
+// --gpu measures cuda::msm_async instead (built where CUDA is): G1 at --g1 sizes (default
+// 16,18,...,26) and G2 at --g2 sizes (default 16,...,24), uniform and 0/1-heavy scalars, with the
+// scalars resident on the device and streamed from page-locked host memory, timed with CUDA events
+// around each run (median of --reps after one warm-up). The bases are 2^16 distinct points tiled to
+// the size (uploaded once per size), so the result is checked against groth16::msm over the 2^16
+// points with the scalars of each point's copies summed: every configuration's warm-up result must
+// match (status 2 otherwise). --windows LIST adds, for uniform resident scalars at 2^20 and up, a row per
+// window width. The phases of each run are timed too (events between them): placing the entries
+// into groups, the bucket sums, the windows. The peer column holds sppark's time on the same H200 for uniform resident scalars
+// (../shared/reference/peers-measured.md). JSON rows: {"group", "log_size", "scalars", "mode",
+// "window_bits", "ms", "place_ms", "buckets_ms", "windows_ms", "points_per_s", "peer_ms", "gpu"}.
 #include <coprove/groth16/msm.hpp>
 
 #include <coprove/field/fr.hpp>
@@ -21,18 +33,28 @@
 
 #include "bench_support.hpp"
 
+#if defined(COPROVE_HAVE_CUDA)
+#include <coprove/cuda/msm.hpp>
+
+#include <cuda_runtime_api.h>
+#endif
+
 #if defined(COPROVE_HAVE_BLST)
 #include <blst.h>
 #endif
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -226,11 +248,175 @@ std::string fixed(double v, int decimals) {
   return text;
 }
 
+#if defined(COPROVE_HAVE_CUDA)
+/// Stops the bench with status 1 on a CUDA error.
+void cuda_check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    std::cerr << "bench_msm: " << what << ": " << cudaGetErrorString(status) << "\n";
+    std::exit(1);
+  }
+}
+
+/// A page-locked array (bases upload from it; streamed scalars are read from it).
+template <class T>
+struct pinned_array {
+  T* data = nullptr;
+  std::size_t size = 0;
+  explicit pinned_array(std::size_t n) : size(n) {
+    cuda_check(cudaMallocHost(reinterpret_cast<void**>(&data), std::max<std::size_t>(n, 1) * sizeof(T)),
+               "cudaMallocHost");
+  }
+  ~pinned_array() { cudaFreeHost(data); }
+  pinned_array(const pinned_array&) = delete;
+  pinned_array& operator=(const pinned_array&) = delete;
+};
+
+/// sppark's MSM on the reference H200, uniform scalars, device-resident (peers-measured.md).
+std::optional<double> sppark_ms(const std::string& group, unsigned log) {
+  static const std::pair<unsigned, double> g1[] = {{16, 7.65}, {18, 20.27}, {20, 21.26}, {22, 52.95}, {24, 155.19}, {26, 559.01}};
+  static const std::pair<unsigned, double> g2[] = {{16, 10.84}, {18, 28.83}, {20, 48.82}, {22, 139.03}, {24, 447.87}};
+  for (const auto& [l, ms] : group == "g1" ? std::span<const std::pair<unsigned, double>>(g1)
+                                           : std::span<const std::pair<unsigned, double>>(g2)) {
+    if (l == log) return ms;
+  }
+  return std::nullopt;
+}
+
+struct gpu_row {
+  std::string group;
+  unsigned log_size;
+  std::string scalars;
+  std::string mode;
+  unsigned window_bits;
+  double ms;
+  double place_ms, buckets_ms, windows_ms;  ///< the phases of the median run
+};
+
+template <class Curve, class Xyzz>
+void bench_gpu_group(const char* name, const std::vector<unsigned>& logs, int reps,
+                     const std::vector<unsigned>& extra_windows, std::vector<gpu_row>& rows) {
+  using affine = field::detail::affine_point<Curve>;
+  constexpr std::size_t distinct = std::size_t{1} << 16;
+  const auto base_set = make_bases<Curve>(distinct, name[1] == '1' ? 11 : 12);
+  coprove::cuda::msm_context context(0);
+  cudaStream_t stream = nullptr;
+  cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  coprove::cuda::msm_phase_events phases;
+  for (cudaEvent_t* e : {&phases.start, &phases.placed, &phases.buckets, &phases.done})
+    cuda_check(cudaEventCreate(e), "cudaEventCreate");
+  const auto elapsed = [](cudaEvent_t a, cudaEvent_t b) {
+    float ms = 0;
+    cuda_check(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+    return static_cast<double>(ms);
+  };
+  pinned_array<Xyzz> result(1);
+  for (const unsigned log : logs) {
+    const std::size_t n = std::size_t{1} << log;
+    std::optional<coprove::cuda::msm_bases<affine>> bases;
+    {
+      pinned_array<affine> tiled(n);
+      for (std::size_t i = 0; i < n; i += distinct)
+        std::copy_n(base_set.begin(), std::min(distinct, n - i), tiled.data + i);
+      bases.emplace(std::span<const affine>(tiled.data, n), 0);
+    }
+    const std::pair<const char*, std::vector<field::fr>> inputs[] = {
+        {"uniform", coprove::bench::random_elements(n, 300 + log)}, {"0/1-heavy", boolean_heavy(n, 400 + log)}};
+    for (const auto& [kind, scalars] : inputs) {
+      // The expected sum: each distinct base times the sum of its copies' scalars.
+      std::vector<field::fr> folded(std::min(n, distinct), field::fr::zero());
+      for (std::size_t i = 0; i < n; ++i) folded[i % distinct] += scalars[i];
+      const auto expected =
+          groth16::msm(std::span<const affine>(base_set.data(), folded.size()), folded).to_affine();
+      pinned_array<field::fr> host_scalars(n);
+      std::copy(scalars.begin(), scalars.end(), host_scalars.data);
+      field::fr* device_scalars = nullptr;
+      cuda_check(cudaMalloc(reinterpret_cast<void**>(&device_scalars), n * sizeof(field::fr)), "cudaMalloc");
+      cuda_check(cudaMemcpy(device_scalars, scalars.data(), n * sizeof(field::fr), cudaMemcpyHostToDevice),
+                 "cudaMemcpy");
+      std::vector<std::pair<std::string, unsigned>> configs{{"resident", 0}, {"streamed", 0}};
+      if (std::string(kind) == "uniform" && log >= 20) {
+        for (const unsigned w : extra_windows) configs.emplace_back("resident", w);
+      }
+      for (const auto& [mode, window] : configs) {
+        const field::fr* input = mode == "resident" ? device_scalars : host_scalars.data;
+        const coprove::cuda::msm_gpu_options options{window, &phases};
+        // The whole run, and its phases: placing the entries, the bucket sums, the windows.
+        const auto run = [&] {
+          std::memset(static_cast<void*>(result.data), 0xa5, sizeof(Xyzz));
+          coprove::cuda::msm_async(context, *bases, input, n, result.data, stream, options);
+          cuda_check(cudaEventSynchronize(phases.done), "cudaEventSynchronize");
+          return std::array<double, 4>{elapsed(phases.start, phases.done), elapsed(phases.start, phases.placed),
+                                       elapsed(phases.placed, phases.buckets), elapsed(phases.buckets, phases.done)};
+        };
+        run();
+        if (!(result.data->to_affine() == expected)) {
+          std::cerr << "bench_msm: the GPU MSM disagrees with groth16::msm on " << name << " 2^" << log << " ("
+                    << kind << " scalars, " << mode << ", window " << window << ")\n";
+          std::exit(2);
+        }
+        std::vector<std::array<double, 4>> times;
+        for (int r = 0; r < reps; ++r) times.push_back(run());
+        std::sort(times.begin(), times.end());
+        const auto& median = times[times.size() / 2];
+        const double ms = median[0];
+        const unsigned bits = coprove::cuda::plan_msm(name[1] == '1' ? coprove::cuda::msm_group::g1
+                                                                      : coprove::cuda::msm_group::g2,
+                                                      n, window)
+                                  .window_bits;
+        rows.push_back({name, log, kind, mode, bits, ms, median[1], median[2], median[3]});
+        std::fprintf(stderr, "bench_msm --gpu: %s 2^%u %s %s window %u: %.2f ms (place %.2f, buckets %.2f, windows %.2f)\n",
+                     name, log, kind, mode.c_str(), bits, ms, median[1], median[2], median[3]);
+      }
+      cuda_check(cudaFree(device_scalars), "cudaFree");
+    }
+  }
+  for (cudaEvent_t e : {phases.start, phases.placed, phases.buckets, phases.done}) cudaEventDestroy(e);
+  cudaStreamDestroy(stream);
+}
+
+int bench_gpu(const std::vector<unsigned>& g1_logs, const std::vector<unsigned>& g2_logs, int reps,
+              const std::vector<unsigned>& extra_windows, const std::string& json_path) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::cerr << "bench_msm --gpu: no CUDA device\n";
+    return 1;
+  }
+  cudaDeviceProp props{};
+  cuda_check(cudaGetDeviceProperties(&props, 0), "cudaGetDeviceProperties");
+  std::vector<gpu_row> rows;
+  bench_gpu_group<field::g1_curve, field::g1_xyzz>("g1", g1_logs, reps, extra_windows, rows);
+  bench_gpu_group<field::g2_curve, field::g2_xyzz>("g2", g2_logs, reps, extra_windows, rows);
+  std::printf("bench_msm --gpu: cuda::msm_async on %s, median of %d (CUDA events), bases 2^16 distinct points "
+              "tiled; peer: sppark on the reference H200, uniform resident scalars\n",
+              props.name, reps);
+  std::printf("%-5s %6s %10s %9s %7s %10s %8s %8s %8s %14s %10s %10s\n", "group", "log2 n", "scalars", "mode",
+              "window", "ms", "place", "buckets", "windows", "points/s", "sppark ms", "ours/peer");
+  boost::json::array json;
+  for (const auto& r : rows) {
+    const double rate = static_cast<double>(std::size_t{1} << r.log_size) / (r.ms / 1e3);
+    const auto peer = r.scalars == "uniform" && r.mode == "resident" ? sppark_ms(r.group, r.log_size) : std::nullopt;
+    std::printf("%-5s %6u %10s %9s %7u %10.2f %8.2f %8.2f %8.2f %14.0f %10s %10s\n", r.group.c_str(), r.log_size,
+                r.scalars.c_str(), r.mode.c_str(), r.window_bits, r.ms, r.place_ms, r.buckets_ms, r.windows_ms, rate,
+                peer ? fixed(*peer, 2).c_str() : "-", peer ? fixed(r.ms / *peer, 2).c_str() : "-");
+    boost::json::object o{{"group", r.group},   {"log_size", r.log_size},       {"scalars", r.scalars},
+                          {"mode", r.mode},     {"window_bits", r.window_bits}, {"ms", r.ms},
+                          {"points_per_s", rate}, {"gpu", props.name}, {"place_ms", r.place_ms},
+                          {"buckets_ms", r.buckets_ms}, {"windows_ms", r.windows_ms}};
+    o["peer_ms"] = peer ? boost::json::value(*peer) : boost::json::value(nullptr);
+    json.push_back(std::move(o));
+  }
+  if (!json_path.empty() && !coprove::bench::write_json_file(json_path, json, "bench_msm")) return 1;
+  return 0;
+}
+#endif
+
 void usage() {
-  std::cerr << "usage: bench_msm [--g1 LOGS] [--g2 LOGS] [--all] [--reps N] [--window BITS] [--json PATH]\n"
-               "  LOGS: comma-separated log2 sizes (default --g1 10,12,14 --g2 10,12);\n"
+  std::cerr << "usage: bench_msm [--gpu [--windows BITS,...]] [--g1 LOGS] [--g2 LOGS] [--all] [--reps N] [--window BITS]\n"
+               "                 [--json PATH]\n"
+               "  LOGS: comma-separated log2 sizes (default --g1 10,12,14 --g2 10,12; with --gpu 16,...,26 and 16,...,24);\n"
                "  --all: 10,12,14,16,18,20 for both groups\n"
-               "  --window: a fixed window width (default: msm's choice for each size)\n";
+               "  --window: a fixed window width on the CPU (default: msm's choice for each size)\n"
+               "  --gpu: the GPU MSM (cuda::msm_async); --windows: extra window widths to time there\n";
 }
 
 }  // namespace
@@ -241,14 +427,23 @@ int main(int argc, char** argv) {
   int reps = 3;
   groth16::msm_options options;
   std::string json_path;
+  bool gpu = false;
+  bool sizes_given = false;
+  std::vector<unsigned> extra_windows;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
       const auto next = [&] { return coprove::bench::option_value(argc, argv, i, usage); };
       if (arg == "--g1") {
         g1_logs = coprove::bench::parse_log_sizes(next(), 1, 26, "bench_msm");
+        sizes_given = true;
       } else if (arg == "--g2") {
         g2_logs = coprove::bench::parse_log_sizes(next(), 1, 26, "bench_msm");
+        sizes_given = true;
+      } else if (arg == "--gpu") {
+        gpu = true;
+      } else if (arg == "--windows") {
+        extra_windows = coprove::bench::parse_log_sizes(next(), 1, 24, "bench_msm");
       } else if (arg == "--all") {
         g1_logs = g2_logs = {10, 12, 14, 16, 18, 20};
       } else if (arg == "--reps") {
@@ -265,6 +460,18 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";
     return 1;
+  }
+  if (gpu) {
+#if defined(COPROVE_HAVE_CUDA)
+    if (!sizes_given) {
+      g1_logs = {16, 18, 20, 22, 24, 26};
+      g2_logs = {16, 18, 20, 22, 24};
+    }
+    return bench_gpu(g1_logs, g2_logs, reps, extra_windows, json_path);
+#else
+    std::cerr << "bench_msm: --gpu needs a build with CUDA\n";
+    return 1;
+#endif
   }
 
   const std::size_t all_threads = field::parallelism();

@@ -1,0 +1,74 @@
+// The launchers of the MSM kernels (defined in msm_kernels.cu), declared for the host code in
+// msm.cpp. Plain C++: no CUDA types beyond cudaStream_t. Points are passed as untyped device
+// pointers in the device layouts of curve_device.cuh (affine bases without the identity flag, XYZZ
+// sums); `group` says which. Offsets and counts are 32-bit (msm_plan keeps every count below 2^32).
+#pragma once
+
+#include <coprove/cuda/msm_plan.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace coprove::cuda::detail {
+
+/// Copies host-layout affine points (field::g1_affine or g2_affine: x, y, then the identity flag
+/// at `flag_offset`, `stride` bytes apart) already on the device into the device layout at dst,
+/// writing (0, 0) for the identity.
+void msm_repack_bases(msm_group group, const void* src, std::size_t stride, std::size_t flag_offset, void* dst,
+                      std::size_t count, cudaStream_t stream);
+
+/// Converts the scalars (field::fr, Montgomery form, on the device or mapped pinned memory) to
+/// canonical form into `canonical` (8 words each) and adds each nonzero digit's group, and each
+/// scalar 1 to the ones group, into `histogram` (zeroed by the caller).
+void msm_count_entries(const void* scalars, std::uint32_t* canonical, std::size_t count, unsigned bits,
+                       unsigned windows, std::uint32_t* histogram, cudaStream_t stream);
+
+/// Writes each entry (point index, sign in bit 31) at its group's cursor (the groups' start
+/// offsets on entry; advanced as entries are placed).
+void msm_place_entries(const std::uint32_t* canonical, std::size_t count, unsigned bits, unsigned windows,
+                       std::uint32_t* cursor, std::uint32_t* entries, cudaStream_t stream);
+
+/// Scratch bytes of msm_exclusive_scan over `items` values.
+std::size_t msm_scan_scratch_bytes(std::size_t items);
+/// out[i] = in[0] + ... + in[i - 1] over `items` values.
+void msm_exclusive_scan(void* scratch, std::size_t scratch_bytes, const std::uint32_t* in, std::uint32_t* out,
+                        std::size_t items, cudaStream_t stream);
+
+/// counts[g] = ceil((offsets[g + 1] - offsets[g]) / chunk) for g < groups, counts[groups] = 0.
+void msm_chunk_counts(const std::uint32_t* offsets, std::size_t groups, std::uint32_t chunk, std::uint32_t* counts,
+                      cudaStream_t stream);
+
+/// Level 0: out[i] = the sum of chunk i's entries (each an affine base, negated where bit 31 is
+/// set); chunk i of group g is number i - out_offsets[g] of that group's entries
+/// [in_offsets[g], in_offsets[g + 1]). `capacity` bounds out_offsets[groups].
+void msm_sum_entries(msm_group group, const void* bases, const std::uint32_t* entries,
+                     const std::uint32_t* in_offsets, const std::uint32_t* out_offsets, std::size_t groups,
+                     std::uint32_t chunk, void* out, std::size_t capacity, cudaStream_t stream);
+
+/// A later level: the same over XYZZ sums.
+void msm_sum_points(msm_group group, const void* in, const std::uint32_t* in_offsets,
+                    const std::uint32_t* out_offsets, std::size_t groups, std::uint32_t chunk, void* out,
+                    std::size_t capacity, cudaStream_t stream);
+
+/// Per window w and segment s of `segment` buckets: out[w * segments + s] = sum over the
+/// segment's buckets k of (k + 1) B_k, with B_k the one sum of group w * buckets + k (or the
+/// identity when the group is empty).
+void msm_weight_segments(msm_group group, const void* sums, const std::uint32_t* offsets, unsigned windows,
+                         std::size_t buckets, std::size_t segment, void* out, cudaStream_t stream);
+
+/// offsets[g] = g * per for g <= groups.
+void msm_regular_offsets(std::uint32_t* offsets, std::size_t groups, std::uint32_t per, cudaStream_t stream);
+
+/// result = sum_w 2^(bits w) S_w + the ones group's sum, S_w window w's one sum; result is an
+/// XYZZ point in device memory.
+void msm_combine_windows(msm_group group, const void* window_sums, const std::uint32_t* window_offsets,
+                         unsigned windows, unsigned bits, const void* bucket_sums,
+                         const std::uint32_t* bucket_offsets, std::size_t ones_group, void* result,
+                         cudaStream_t stream);
+
+/// result = the identity (an empty MSM).
+void msm_write_identity(msm_group group, void* result, cudaStream_t stream);
+
+}  // namespace coprove::cuda::detail

@@ -1,0 +1,99 @@
+// The shape of one GPU multi-scalar multiplication, decided on the host before anything is
+// enqueued: the window width, the signed digits, the buckets, how many reduction levels the bucket
+// sums need and how much device memory every buffer takes. Plain C++ (the digit rule is also
+// compiled for the device), so that the plan and the digits are tested without a GPU.
+//
+// The method (msm.hpp has the interface): each scalar is cut into W windows of c bits and every
+// window value recoded as a signed digit d in (-2^(c-1), 2^(c-1)] (a digit above 2^(c-1) becomes
+// d - 2^c and carries one into the next window), so a window needs only 2^(c-1) buckets, indexed
+// by |d| - 1, with the base negated for d < 0. Scalars 0 contribute nothing and scalars 1 go into
+// one extra group (the "ones" group) outside every window, summed by plain additions; every other
+// scalar adds one entry per nonzero digit. Entries are counted and placed per group (a counting
+// sort), and each group is summed in chunks of at most `chunk` entries, one thread per chunk; the
+// chunk sums are summed again in chunks, level after level, until each group has one sum, so
+// that a group of any size (all scalars equal, all scalars one) spreads over many threads. Each
+// window's buckets are then weighted (sum of (k + 1) B_k) in segments, the segment sums reduced the
+// same way, and the windows combined by Horner's rule with c doublings per window.
+#pragma once
+
+#include <coprove/field/scalar.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#if defined(__CUDACC__)
+#define COPROVE_MSM_HD __host__ __device__ __forceinline__
+#else
+#define COPROVE_MSM_HD inline
+#endif
+
+namespace coprove::cuda {
+
+/// The widest window the GPU MSM accepts.
+inline constexpr unsigned msm_max_window_bits = 24;
+/// The most points one MSM takes (entry values hold an index in 31 bits and the sign in the top one).
+inline constexpr std::size_t msm_max_count = std::size_t{1} << 30;
+
+/// Window value w of a canonical scalar (eight little-endian 32-bit limbs) turned into a signed
+/// digit, given the carry from window w - 1 (0 or 1); updates the carry for window w + 1. The
+/// digit lies in (-2^(c-1), 2^(c-1)]; with W windows and W c >= 256 the last window never carries.
+COPROVE_MSM_HD int msm_signed_digit(const std::uint32_t* scalar, unsigned window, unsigned bits,
+                                    std::uint32_t& carry) {
+  const unsigned first_bit = window * bits;
+  const unsigned limb = first_bit / 32;
+  const unsigned shift = first_bit % 32;
+  std::uint64_t word = 0;
+  if (limb < 8) word = scalar[limb];
+  if (limb + 1 < 8) word |= std::uint64_t{scalar[limb + 1]} << 32;
+  // bits <= 24 and shift <= 31: the window lies within the 64 bits read.
+  const std::uint32_t value = static_cast<std::uint32_t>((word >> shift) & ((std::uint64_t{1} << bits) - 1)) + carry;
+  const std::uint32_t half = std::uint32_t{1} << (bits - 1);
+  if (value > half) {
+    carry = 1;
+    return static_cast<int>(value) - static_cast<int>(half << 1);
+  }
+  carry = 0;
+  return static_cast<int>(value);
+}
+
+/// The windows of c-bit signed digits a 255-bit scalar needs: the least W with W c >= 256.
+constexpr unsigned msm_window_count(unsigned bits) noexcept { return (256 + bits - 1) / bits; }
+
+/// Which group of points an MSM runs over (the plan's sizes depend on it).
+enum class msm_group { g1, g2 };
+
+/// One MSM's shape and memory (see the top of the file).
+struct msm_plan {
+  msm_group group = msm_group::g1;
+  std::size_t count = 0;          ///< points
+  unsigned window_bits = 0;       ///< c
+  unsigned windows = 0;           ///< W
+  std::size_t buckets = 0;        ///< per window, 2^(c-1)
+  std::size_t groups = 0;         ///< W * 2^(c-1) buckets plus the ones group (the last)
+  std::size_t entries = 0;        ///< capacity of the entry array: count * W
+  /// The reduction levels of the bucket sums: level 0 adds the affine entries, each later level
+  /// adds the previous level's sums; after the last, every group holds at most one sum.
+  std::vector<std::uint32_t> level_chunk;      ///< entries (or sums) per thread
+  std::vector<std::size_t> level_capacity;     ///< sums each level may produce (an upper bound)
+  std::size_t segment = 0;                     ///< buckets per thread in the window weighting
+  std::size_t segments = 0;                    ///< per window
+  std::vector<std::uint32_t> window_level_chunk;
+  std::vector<std::size_t> window_level_capacity;
+  std::size_t point_bytes = 0;                 ///< one XYZZ sum (192 for G1, 384 for G2)
+  /// Device memory one run takes besides the bases and scalars (the scan's scratch excluded;
+  /// msm.hpp's msm_workspace_bytes adds it).
+  std::size_t workspace_bytes = 0;
+};
+
+/// The plan for `count` points; window_bits 0 picks the width up to 16 bits (wider ones measured
+/// slower on an H200 at every size) that minimises the modelled work
+/// (one mixed addition per entry against two additions per bucket). Throws std::invalid_argument
+/// for window_bits above msm_max_window_bits or count above msm_max_count.
+msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits = 0);
+
+/// The signed digits of a canonical scalar, window 0 first (the host twin of msm_signed_digit, for
+/// tests): sum_w digits[w] 2^(c w) equals the scalar.
+std::vector<int> msm_signed_digits(const field::scalar_limbs& scalar, unsigned window_bits);
+
+}  // namespace coprove::cuda

@@ -1,0 +1,342 @@
+// The host side of the GPU MSM: the context's memory pool, the resident bases, and the sequence of
+// launches of one run (msm_plan.hpp describes the method, msm_kernels.cu the kernels).
+#include <coprove/cuda/msm.hpp>
+
+#include <coprove/cuda/detail/msm_launch.hpp>
+#include <coprove/cuda/device.hpp>
+#include <coprove/cuda/error.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace coprove::cuda {
+namespace {
+
+static_assert(sizeof(field::g1_xyzz) == 192 && std::is_standard_layout_v<field::g1_xyzz>,
+              "the device writes field::g1_xyzz's bytes (x, y, zz, zzz of 48 bytes)");
+static_assert(sizeof(field::g2_xyzz) == 384 && std::is_standard_layout_v<field::g2_xyzz>,
+              "the device writes field::g2_xyzz's bytes (x, y, zz, zzz of 96 bytes)");
+
+template <class Affine>
+struct affine_traits;
+template <>
+struct affine_traits<field::g1_affine> {
+  static constexpr msm_group group = msm_group::g1;
+  static constexpr std::size_t device_bytes = 96;
+};
+template <>
+struct affine_traits<field::g2_affine> {
+  static constexpr msm_group group = msm_group::g2;
+  static constexpr std::size_t device_bytes = 192;
+};
+
+void check_device(int device) {
+  const int devices = device_count();
+  if (device < 0 || device >= devices)
+    throw std::invalid_argument("MSM: device " + std::to_string(device) + " does not exist (" +
+                                std::to_string(devices) + " devices)");
+}
+
+/// Where a pointer lies, as the device sees it: the device address of page-locked host memory or
+/// of device memory on `device`; std::invalid_argument (naming `what`) for anything else.
+const void* device_view(const void* p, int device, const char* what) {
+  cudaPointerAttributes attributes{};
+  COPROVE_CUDA_TRY(cudaPointerGetAttributes(&attributes, p));
+  switch (attributes.type) {
+    case cudaMemoryTypeHost:
+      if (attributes.devicePointer == nullptr)
+        throw std::invalid_argument(std::string("MSM: ") + what + " are page-locked but not mapped for the device");
+      return attributes.devicePointer;
+    case cudaMemoryTypeDevice:
+    case cudaMemoryTypeManaged:
+      if (attributes.device != device)
+        throw std::invalid_argument(std::string("MSM: ") + what + " lie on device " +
+                                    std::to_string(attributes.device) + ", the bases on device " +
+                                    std::to_string(device));
+      return p;
+    default:
+      throw std::invalid_argument(std::string("MSM: ") + what +
+                                  " must be in device memory or page-locked host memory (pageable memory given)");
+  }
+}
+
+/// One run's workspace, carved out of one stream-ordered allocation; returned to the pool on the
+/// stream when the run's work is enqueued, or at once if enqueueing fails.
+class workspace {
+ public:
+  workspace(msm_context& context, std::size_t bytes, cudaStream_t stream) : stream_(stream) {
+    COPROVE_CUDA_TRY(cudaMallocFromPoolAsync(&base_, std::max<std::size_t>(bytes, 256), context.pool(), stream));
+  }
+  ~workspace() {
+    if (base_ != nullptr) COPROVE_CUDA_ASSERT_OK(cudaFreeAsync(base_, stream_));
+  }
+  workspace(const workspace&) = delete;
+  workspace& operator=(const workspace&) = delete;
+
+  template <class T>
+  T* take(std::size_t bytes) {
+    auto* p = static_cast<unsigned char*>(base_) + used_;
+    used_ += (bytes + 255) & ~std::size_t{255};
+    return reinterpret_cast<T*>(p);
+  }
+
+ private:
+  void* base_ = nullptr;
+  std::size_t used_ = 0;
+  cudaStream_t stream_;
+};
+
+std::size_t scan_items(const msm_plan& plan) { return std::max(plan.groups, std::size_t{plan.windows}) + 1; }
+
+template <class Affine, class Xyzz>
+void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::fr* scalars, std::size_t count,
+             Xyzz* result, cudaStream_t stream, const msm_gpu_options& options) {
+  constexpr msm_group group = affine_traits<Affine>::group;
+  if (result == nullptr) throw std::invalid_argument("MSM: null result");
+  if (count > bases.size())
+    throw std::invalid_argument("MSM: " + std::to_string(count) + " scalars for " + std::to_string(bases.size()) +
+                                " bases");
+  if (context.device() != bases.device())
+    throw std::invalid_argument("MSM: context on device " + std::to_string(context.device()) + ", bases on device " +
+                                std::to_string(bases.device()));
+  if (count > 0 && scalars == nullptr) throw std::invalid_argument("MSM: null scalars");
+  if (reinterpret_cast<std::uintptr_t>(scalars) % 16 != 0)
+    throw std::invalid_argument("MSM: scalars must be 16-byte aligned");
+  const msm_plan plan = plan_msm(group, count, options.window_bits);
+  scoped_device scope(bases.device());
+  device_view(result, bases.device(), "the result");
+  const void* d_scalars = count > 0 ? device_view(scalars, bases.device(), "the scalars") : nullptr;
+
+  workspace ws(context, msm_workspace_bytes(plan), stream);
+  const std::size_t pb = plan.point_bytes;
+  void* slot = ws.take<void>(pb);
+  const auto mark = [&](cudaEvent_t msm_phase_events::*which) {
+    if (options.phases != nullptr) COPROVE_CUDA_TRY(cudaEventRecord(options.phases->*which, stream));
+  };
+  if (count == 0) {
+    mark(&msm_phase_events::start);
+    mark(&msm_phase_events::placed);
+    mark(&msm_phase_events::buckets);
+    detail::msm_write_identity(group, slot, stream);
+    COPROVE_CUDA_TRY(cudaMemcpyAsync(result, slot, pb, cudaMemcpyDefault, stream));
+    mark(&msm_phase_events::done);
+    return;
+  }
+  const std::size_t groups = plan.groups;
+  const std::size_t scratch_bytes = detail::msm_scan_scratch_bytes(scan_items(plan));
+  void* scratch = ws.take<void>(scratch_bytes);
+  auto* canonical = ws.take<std::uint32_t>(count * 32);
+  auto* counts = ws.take<std::uint32_t>((groups + 1) * 4);
+  auto* off_a = ws.take<std::uint32_t>((groups + 1) * 4);
+  auto* off_b = ws.take<std::uint32_t>((groups + 1) * 4);
+  auto* entries = ws.take<std::uint32_t>(plan.entries * 4);
+  std::size_t even = 0, odd = 0;
+  for (std::size_t k = 0; k < plan.level_capacity.size(); ++k) {
+    std::size_t& buffer = k % 2 == 0 ? even : odd;
+    buffer = std::max(buffer, plan.level_capacity[k]);
+  }
+  void* sums_a = ws.take<void>(even * pb);
+  void* sums_b = ws.take<void>(odd * pb);
+  std::size_t window_odd = 0;
+  for (std::size_t k = 0; k < plan.window_level_capacity.size(); k += 2)
+    window_odd = std::max(window_odd, plan.window_level_capacity[k]);
+  void* segments_a = ws.take<void>(plan.windows * plan.segments * pb);
+  void* segments_b = ws.take<void>(window_odd * pb);
+  auto* window_counts = ws.take<std::uint32_t>((plan.windows + 1) * 4);
+  auto* window_off_a = ws.take<std::uint32_t>((plan.windows + 1) * 4);
+  auto* window_off_b = ws.take<std::uint32_t>((plan.windows + 1) * 4);
+
+  // Entries: count per group, offsets, placement.
+  mark(&msm_phase_events::start);
+  COPROVE_CUDA_TRY(cudaMemsetAsync(counts, 0, (groups + 1) * 4, stream));
+  detail::msm_count_entries(d_scalars, canonical, count, plan.window_bits, plan.windows, counts, stream);
+  detail::msm_exclusive_scan(scratch, scratch_bytes, counts, off_a, groups + 1, stream);
+  COPROVE_CUDA_TRY(cudaMemcpyAsync(off_b, off_a, groups * 4, cudaMemcpyDeviceToDevice, stream));
+  detail::msm_place_entries(canonical, count, plan.window_bits, plan.windows, off_b, entries, stream);
+  mark(&msm_phase_events::placed);
+
+  // Group sums, level by level, until each group has one.
+  const std::uint32_t* in_off = off_a;
+  std::uint32_t* out_off = off_b;
+  void* in_sums = nullptr;
+  void* out_sums = sums_a;
+  for (std::size_t level = 0; level < plan.level_chunk.size(); ++level) {
+    const std::uint32_t chunk = plan.level_chunk[level];
+    detail::msm_chunk_counts(in_off, groups, chunk, counts, stream);
+    detail::msm_exclusive_scan(scratch, scratch_bytes, counts, out_off, groups + 1, stream);
+    if (level == 0) {
+      detail::msm_sum_entries(group, bases.data(), entries, in_off, out_off, groups, chunk, out_sums,
+                              plan.level_capacity[level], stream);
+    } else {
+      detail::msm_sum_points(group, in_sums, in_off, out_off, groups, chunk, out_sums, plan.level_capacity[level],
+                             stream);
+    }
+    std::uint32_t* const written_off = out_off;
+    out_off = const_cast<std::uint32_t*>(in_off);
+    in_off = written_off;
+    in_sums = out_sums;
+    out_sums = out_sums == sums_a ? sums_b : sums_a;
+  }
+  const void* bucket_sums = in_sums;
+  const std::uint32_t* bucket_off = in_off;
+  mark(&msm_phase_events::buckets);
+
+  // Windows: weighted segment sums, then the segments of each window summed level by level.
+  detail::msm_weight_segments(group, bucket_sums, bucket_off, plan.windows, plan.buckets, plan.segment, segments_a,
+                              stream);
+  detail::msm_regular_offsets(window_off_a, plan.windows, static_cast<std::uint32_t>(plan.segments), stream);
+  const std::uint32_t* window_in_off = window_off_a;
+  std::uint32_t* window_out_off = window_off_b;
+  void* window_in = segments_a;
+  void* window_out = segments_b;
+  for (std::size_t level = 0; level < plan.window_level_chunk.size(); ++level) {
+    const std::uint32_t chunk = plan.window_level_chunk[level];
+    detail::msm_chunk_counts(window_in_off, plan.windows, chunk, window_counts, stream);
+    detail::msm_exclusive_scan(scratch, scratch_bytes, window_counts, window_out_off, plan.windows + 1, stream);
+    detail::msm_sum_points(group, window_in, window_in_off, window_out_off, plan.windows, chunk, window_out,
+                           plan.window_level_capacity[level], stream);
+    std::uint32_t* const written_off = window_out_off;
+    window_out_off = const_cast<std::uint32_t*>(window_in_off);
+    window_in_off = written_off;
+    std::swap(window_in, window_out);
+  }
+  detail::msm_combine_windows(group, window_in, window_in_off, plan.windows, plan.window_bits, bucket_sums, bucket_off,
+                              groups - 1, slot, stream);
+  COPROVE_CUDA_TRY(cudaMemcpyAsync(result, slot, pb, cudaMemcpyDefault, stream));
+  mark(&msm_phase_events::done);
+}
+
+}  // namespace
+
+msm_context::msm_context(int device, std::size_t retain_bytes) : device_(device) {
+  check_device(device);
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  COPROVE_CUDA_TRY(cudaMemPoolCreate(&pool_, &props));
+  std::uint64_t threshold = retain_bytes;
+  const cudaError_t status = cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold);
+  if (status != cudaSuccess) {
+    COPROVE_CUDA_ASSERT_OK(cudaMemPoolDestroy(pool_));
+    detail::throw_cuda_error(status, "cudaMemPoolSetAttribute", __FILE__, __LINE__);
+  }
+}
+
+msm_context::~msm_context() {
+  if (pool_ != nullptr) COPROVE_CUDA_ASSERT_OK(cudaMemPoolDestroy(pool_));
+}
+
+std::size_t msm_context::reserved_bytes() const {
+  std::uint64_t bytes = 0;
+  COPROVE_CUDA_TRY(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &bytes));
+  return bytes;
+}
+
+template <class Affine>
+msm_bases<Affine>::msm_bases(std::span<const Affine> points, int device) : count_(points.size()), device_(device) {
+  using traits = affine_traits<Affine>;
+  using coordinate = typename Affine::field;
+  static_assert(std::is_standard_layout_v<Affine> && offsetof(Affine, y) == sizeof(coordinate) &&
+                    offsetof(Affine, infinity) == 2 * sizeof(coordinate) &&
+                    traits::device_bytes == 2 * sizeof(coordinate),
+                "the device layout is the host point's x and y");
+  check_device(device);
+  if (points.size() > msm_max_count)
+    throw std::invalid_argument("MSM: " + std::to_string(points.size()) + " bases, at most " +
+                                std::to_string(msm_max_count));
+  scoped_device scope(device);
+  if (points.empty()) return;
+  cudaPointerAttributes attributes{};
+  COPROVE_CUDA_TRY(cudaPointerGetAttributes(&attributes, points.data()));
+  if (attributes.type != cudaMemoryTypeHost)
+    throw std::invalid_argument("MSM: the bases must be uploaded from page-locked host memory");
+  constexpr std::size_t chunk = std::size_t{1} << 18;
+  const std::size_t staged = std::min(chunk, points.size());
+  void* staging = nullptr;
+  cudaStream_t stream = nullptr;
+  try {
+    COPROVE_CUDA_TRY(cudaMalloc(&data_, points.size() * traits::device_bytes));
+    COPROVE_CUDA_TRY(cudaMalloc(&staging, 2 * staged * sizeof(Affine)));
+    COPROVE_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    // Two staging halves on one stream: each copy waits only for the reformatting that used its half
+    // two chunks ago, so the copy engine and the kernels overlap.
+    for (std::size_t begin = 0, k = 0; begin < points.size(); begin += chunk, ++k) {
+      const std::size_t n = std::min(chunk, points.size() - begin);
+      auto* half = static_cast<unsigned char*>(staging) + (k % 2) * staged * sizeof(Affine);
+      COPROVE_CUDA_TRY(cudaMemcpyAsync(half, points.data() + begin, n * sizeof(Affine), cudaMemcpyHostToDevice, stream));
+      detail::msm_repack_bases(traits::group, half, sizeof(Affine), offsetof(Affine, infinity),
+                               static_cast<unsigned char*>(data_) + begin * traits::device_bytes, n, stream);
+    }
+    COPROVE_CUDA_TRY(cudaStreamSynchronize(stream));
+  } catch (...) {
+    if (stream != nullptr) COPROVE_CUDA_ASSERT_OK(cudaStreamSynchronize(stream));
+    if (stream != nullptr) COPROVE_CUDA_ASSERT_OK(cudaStreamDestroy(stream));
+    if (staging != nullptr) COPROVE_CUDA_ASSERT_OK(cudaFree(staging));
+    release();
+    throw;
+  }
+  COPROVE_CUDA_ASSERT_OK(cudaStreamDestroy(stream));
+  COPROVE_CUDA_ASSERT_OK(cudaFree(staging));
+}
+
+template <class Affine>
+msm_bases<Affine>::~msm_bases() {
+  release();
+}
+
+template <class Affine>
+msm_bases<Affine>::msm_bases(msm_bases&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)), device_(other.device_) {}
+
+template <class Affine>
+msm_bases<Affine>& msm_bases<Affine>::operator=(msm_bases&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    count_ = std::exchange(other.count_, 0);
+    device_ = other.device_;
+  }
+  return *this;
+}
+
+template <class Affine>
+std::size_t msm_bases<Affine>::bytes() const noexcept {
+  return count_ * affine_traits<Affine>::device_bytes;
+}
+
+template <class Affine>
+void msm_bases<Affine>::release() noexcept {
+  if (data_ != nullptr) {
+    int previous = 0;
+    const bool restore = cudaGetDevice(&previous) == cudaSuccess && previous != device_;
+    if (restore) COPROVE_CUDA_ASSERT_OK(cudaSetDevice(device_));
+    COPROVE_CUDA_ASSERT_OK(cudaFree(data_));
+    if (restore) COPROVE_CUDA_ASSERT_OK(cudaSetDevice(previous));
+    data_ = nullptr;
+  }
+}
+
+template class msm_bases<field::g1_affine>;
+template class msm_bases<field::g2_affine>;
+
+std::size_t msm_workspace_bytes(const msm_plan& plan) {
+  return plan.workspace_bytes + ((detail::msm_scan_scratch_bytes(scan_items(plan)) + 255) & ~std::size_t{255});
+}
+
+void msm_async(msm_context& context, const msm_bases_g1& bases, const field::fr* scalars, std::size_t count,
+               field::g1_xyzz* result, cudaStream_t stream, const msm_gpu_options& options) {
+  run_msm(context, bases, scalars, count, result, stream, options);
+}
+
+void msm_async(msm_context& context, const msm_bases_g2& bases, const field::fr* scalars, std::size_t count,
+               field::g2_xyzz* result, cudaStream_t stream, const msm_gpu_options& options) {
+  run_msm(context, bases, scalars, count, result, stream, options);
+}
+
+}  // namespace coprove::cuda

@@ -1,0 +1,410 @@
+// The MSM kernels (msm_plan.hpp describes the method) and their launchers. One thread per scalar
+// for the digits, one per chunk for the sums, one per segment for the window weighting, one for the
+// final combination. Entries and sums are placed without a general sort: the histogram of groups
+// and the placement both aggregate the lanes of a warp that hit the same group
+// (__match_any_sync), so one atomic per group and warp is issued and a group that every scalar hits
+// (all scalars equal, the ones group) does not serialise on one address.
+#include <coprove/cuda/curve_device.cuh>
+#include <coprove/cuda/detail/msm_launch.hpp>
+#include <coprove/cuda/error.hpp>
+#include <coprove/cuda/fr_device.cuh>
+
+#include <cub/device/device_scan.cuh>
+
+#include <cstdint>
+#include <stdexcept>
+
+namespace coprove::cuda::detail {
+namespace {
+
+constexpr std::uint32_t no_group = 0xffffffffu;
+constexpr std::uint32_t sign_bit = 0x80000000u;
+constexpr unsigned full_warp = 0xffffffffu;
+
+/// The launch grid of `threads` threads in blocks of `block`.
+unsigned blocks_for(std::size_t threads, unsigned block) {
+  const std::size_t blocks = (threads + block - 1) / block;
+  if (blocks > 0x7fffffffu) throw std::invalid_argument("MSM: launch grid too large");
+  return static_cast<unsigned>(blocks);
+}
+
+__device__ __forceinline__ std::uint32_t lane_id() { return threadIdx.x & 31u; }
+
+template <class F>
+__global__ void repack_kernel(const unsigned char* src, std::size_t stride, std::size_t flag_offset,
+                              affine_device<F>* dst, std::size_t count) {
+  const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  constexpr unsigned words = sizeof(affine_device<F>) / 4;
+  const unsigned char* p = src + i * stride;
+  const bool identity = p[flag_offset] != 0;
+  // The host struct is 8-byte aligned: read 32-bit words.
+  const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(p);
+  std::uint32_t* out = reinterpret_cast<std::uint32_t*>(dst + i);
+#pragma unroll 8
+  for (unsigned k = 0; k < words; ++k) out[k] = identity ? 0u : w[k];
+}
+
+/// The canonical value of a Montgomery-form Fr element: its product with the integer 1.
+__device__ __forceinline__ fr_device fr_canonical(const fr_device& a) {
+  const fr_device one_raw{{1, 0, 0, 0, 0, 0, 0, 0}};
+  return fr_mul(a, one_raw);
+}
+
+/// The group of window w's digit for scalar s (no_group for a zero digit), the ones group for a
+/// scalar 1 in window 0, and the sign of the digit.
+struct entry_key {
+  std::uint32_t group;
+  bool negative;
+};
+
+__device__ __forceinline__ entry_key window_key(const std::uint32_t (&s)[8], bool zero, bool one, unsigned w,
+                                                unsigned bits, unsigned windows, std::uint32_t& carry) {
+  if (zero) return {no_group, false};
+  if (one) return {w == 0 ? (std::uint32_t{windows} << (bits - 1)) : no_group, false};
+  const int d = msm_signed_digit(s, w, bits, carry);
+  if (d == 0) return {no_group, false};
+  const std::uint32_t magnitude = static_cast<std::uint32_t>(d < 0 ? -d : d);
+  return {(std::uint32_t{w} << (bits - 1)) + magnitude - 1, d < 0};
+}
+
+__device__ __forceinline__ void classify(const std::uint32_t (&s)[8], bool& zero, bool& one) {
+  std::uint32_t high = 0;
+#pragma unroll
+  for (int k = 1; k < 8; ++k) high |= s[k];
+  zero = high == 0 && s[0] == 0;
+  one = high == 0 && s[0] == 1;
+}
+
+__global__ void count_kernel(const fr_device* scalars, std::uint32_t* canonical, std::size_t count, unsigned bits,
+                             unsigned windows, std::uint32_t* histogram) {
+  const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  std::uint32_t s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  if (i < count) {
+    const fr_device c = fr_canonical(fr_load(scalars + i));
+    fr_store(reinterpret_cast<fr_device*>(canonical) + i, c);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) s[k] = c.limb[k];
+  }
+  // Every lane of the warp takes part in every __match_any_sync below (lanes past the end act as
+  // zero scalars), so the loops are warp-uniform.
+  bool zero, one;
+  classify(s, zero, one);
+  const unsigned rounds = __all_sync(full_warp, zero || one) ? 1u : windows;
+  std::uint32_t carry = 0;
+  for (unsigned w = 0; w < rounds; ++w) {
+    const entry_key key = window_key(s, zero, one, w, bits, windows, carry);
+    const unsigned peers = __match_any_sync(full_warp, key.group);
+    if (key.group != no_group && lane_id() == static_cast<std::uint32_t>(__ffs(peers) - 1))
+      atomicAdd(histogram + key.group, static_cast<std::uint32_t>(__popc(peers)));
+  }
+}
+
+__global__ void place_kernel(const std::uint32_t* canonical, std::size_t count, unsigned bits, unsigned windows,
+                             std::uint32_t* cursor, std::uint32_t* entries) {
+  const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  std::uint32_t s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  if (i < count) {
+    const fr_device c = fr_load(reinterpret_cast<const fr_device*>(canonical) + i);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) s[k] = c.limb[k];
+  }
+  bool zero, one;
+  classify(s, zero, one);
+  const unsigned rounds = __all_sync(full_warp, zero || one) ? 1u : windows;
+  const std::uint32_t lower_lanes = (1u << lane_id()) - 1u;
+  std::uint32_t carry = 0;
+  for (unsigned w = 0; w < rounds; ++w) {
+    const entry_key key = window_key(s, zero, one, w, bits, windows, carry);
+    const unsigned peers = __match_any_sync(full_warp, key.group);
+    const unsigned leader = static_cast<unsigned>(__ffs(peers) - 1);
+    std::uint32_t base = 0;
+    if (key.group != no_group && lane_id() == leader)
+      base = atomicAdd(cursor + key.group, static_cast<std::uint32_t>(__popc(peers)));
+    base = __shfl_sync(full_warp, base, static_cast<int>(leader));
+    if (key.group != no_group) {
+      const std::uint32_t position = base + static_cast<std::uint32_t>(__popc(peers & lower_lanes));
+      entries[position] = static_cast<std::uint32_t>(i) | (key.negative ? sign_bit : 0u);
+    }
+  }
+}
+
+__global__ void chunk_count_kernel(const std::uint32_t* offsets, std::size_t groups, std::uint32_t chunk,
+                                   std::uint32_t* counts) {
+  const std::size_t g = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (g > groups) return;
+  if (g == groups) {
+    counts[g] = 0;
+    return;
+  }
+  const std::uint32_t n = offsets[g + 1] - offsets[g];
+  counts[g] = (n + chunk - 1) / chunk;
+}
+
+/// The group of output sum i: the g with out_offsets[g] <= i < out_offsets[g + 1].
+__device__ __forceinline__ std::uint32_t group_of(const std::uint32_t* out_offsets, std::size_t groups,
+                                                  std::uint32_t i) {
+  std::size_t lo = 0, hi = groups;
+  while (hi - lo > 1) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (out_offsets[mid] <= i) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return static_cast<std::uint32_t>(lo);
+}
+
+/// This thread's output sum i of a level and the input range it adds, [begin, end): chunk
+/// i - out_offsets[g] of group g; false past the level's last sum.
+__device__ __forceinline__ bool chunk_of(const std::uint32_t* in_offsets, const std::uint32_t* out_offsets,
+                                         std::size_t groups, std::uint32_t chunk, std::size_t capacity,
+                                         std::uint32_t& i, std::uint32_t& begin, std::uint32_t& end) {
+  const std::size_t t = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (t >= capacity) return false;
+  i = static_cast<std::uint32_t>(t);
+  if (i >= out_offsets[groups]) return false;
+  const std::uint32_t g = group_of(out_offsets, groups, i);
+  begin = in_offsets[g] + (i - out_offsets[g]) * chunk;
+  end = min(in_offsets[g + 1], begin + chunk);
+  return true;
+}
+
+template <class F>
+__device__ __forceinline__ affine_device<F> load_base(const affine_device<F>* bases, std::uint32_t entry) {
+  affine_device<F> p = bases[entry & ~sign_bit];
+  if (entry & sign_bit) p.y = field_ops<F>::neg(p.y);
+  return p;
+}
+
+template <class F>
+__global__ void __launch_bounds__(128) sum_entries_kernel(const affine_device<F>* bases, const std::uint32_t* entries,
+                                                          const std::uint32_t* in_offsets,
+                                                          const std::uint32_t* out_offsets, std::size_t groups,
+                                                          std::uint32_t chunk, xyzz_device<F>* out,
+                                                          std::size_t capacity) {
+  std::uint32_t i, begin, end;
+  if (!chunk_of(in_offsets, out_offsets, groups, chunk, capacity, i, begin, end)) return;
+  xyzz_device<F> acc = xyzz_identity<F>();
+  for (std::uint32_t k = begin; k < end; ++k) acc = add_mixed(acc, load_base(bases, entries[k]));
+  out[i] = acc;
+}
+
+template <class F>
+__global__ void __launch_bounds__(128) sum_points_kernel(const xyzz_device<F>* in, const std::uint32_t* in_offsets,
+                                                         const std::uint32_t* out_offsets, std::size_t groups,
+                                                         std::uint32_t chunk, xyzz_device<F>* out,
+                                                         std::size_t capacity) {
+  std::uint32_t i, begin, end;
+  if (!chunk_of(in_offsets, out_offsets, groups, chunk, capacity, i, begin, end)) return;
+  xyzz_device<F> acc = in[begin];
+  for (std::uint32_t k = begin + 1; k < end; ++k) acc = add_xyzz(acc, in[k]);
+  out[i] = acc;
+}
+
+/// The one sum of group g, or the identity when the group is empty.
+template <class F>
+__device__ __forceinline__ xyzz_device<F> group_sum(const xyzz_device<F>* sums, const std::uint32_t* offsets,
+                                                    std::size_t g) {
+  return offsets[g + 1] > offsets[g] ? sums[offsets[g]] : xyzz_identity<F>();
+}
+
+/// [k]P for a small k (double and add from the top bit).
+template <class F>
+__device__ __forceinline__ xyzz_device<F> multiply_small(const xyzz_device<F>& p, std::uint32_t k) {
+  xyzz_device<F> acc = xyzz_identity<F>();
+  if (k == 0) return acc;
+  for (int bit = 31 - __clz(k); bit >= 0; --bit) {
+    acc = double_xyzz(acc);
+    if ((k >> bit) & 1u) acc = add_xyzz(acc, p);
+  }
+  return acc;
+}
+
+template <class F>
+__global__ void __launch_bounds__(128) weight_kernel(const xyzz_device<F>* sums, const std::uint32_t* offsets,
+                                                     unsigned windows, std::size_t buckets, std::size_t segment,
+                                                     xyzz_device<F>* out) {
+  const std::size_t segments = buckets / segment;
+  const std::size_t t = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (t >= windows * segments) return;
+  const std::size_t w = t / segments, s = t % segments;
+  const std::size_t first = s * segment;
+  // running = B_k + ... + B_last, total = sum of the running sums = sum (k - first + 1) B_k.
+  xyzz_device<F> running = xyzz_identity<F>();
+  xyzz_device<F> total = xyzz_identity<F>();
+  for (std::size_t k = first + segment; k-- > first;) {
+    running = add_xyzz(running, group_sum(sums, offsets, w * buckets + k));
+    total = add_xyzz(total, running);
+  }
+  // sum (k + 1) B_k = total + first * running.
+  out[t] = add_xyzz(total, multiply_small(running, static_cast<std::uint32_t>(first)));
+}
+
+__global__ void regular_offsets_kernel(std::uint32_t* offsets, std::size_t groups, std::uint32_t per) {
+  const std::size_t g = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (g <= groups) offsets[g] = static_cast<std::uint32_t>(g * per);
+}
+
+template <class F>
+__global__ void combine_kernel(const xyzz_device<F>* window_sums, const std::uint32_t* window_offsets,
+                               unsigned windows, unsigned bits, const xyzz_device<F>* bucket_sums,
+                               const std::uint32_t* bucket_offsets, std::size_t ones_group, xyzz_device<F>* result) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  xyzz_device<F> acc = xyzz_identity<F>();
+  for (unsigned w = windows; w-- > 0;) {
+    if (w + 1 < windows) {
+      for (unsigned b = 0; b < bits; ++b) acc = double_xyzz(acc);
+    }
+    acc = add_xyzz(acc, group_sum(window_sums, window_offsets, w));
+  }
+  *result = add_xyzz(acc, group_sum(bucket_sums, bucket_offsets, ones_group));
+}
+
+template <class F>
+__global__ void identity_kernel(xyzz_device<F>* result) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *result = xyzz_identity<F>();
+}
+
+constexpr unsigned block_threads = 256;
+constexpr unsigned sum_threads = 128;
+
+template <class F>
+void repack(const void* src, std::size_t stride, std::size_t flag_offset, void* dst, std::size_t count,
+            cudaStream_t stream) {
+  repack_kernel<F><<<blocks_for(count, block_threads), block_threads, 0, stream>>>(
+      static_cast<const unsigned char*>(src), stride, flag_offset, static_cast<affine_device<F>*>(dst), count);
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void msm_repack_bases(msm_group group, const void* src, std::size_t stride, std::size_t flag_offset, void* dst,
+                      std::size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  if (group == msm_group::g1) {
+    repack<fq_device>(src, stride, flag_offset, dst, count, stream);
+  } else {
+    repack<fq2_device>(src, stride, flag_offset, dst, count, stream);
+  }
+}
+
+void msm_count_entries(const void* scalars, std::uint32_t* canonical, std::size_t count, unsigned bits,
+                       unsigned windows, std::uint32_t* histogram, cudaStream_t stream) {
+  if (count == 0) return;
+  count_kernel<<<blocks_for(count, block_threads), block_threads, 0, stream>>>(
+      static_cast<const fr_device*>(scalars), canonical, count, bits, windows, histogram);
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+void msm_place_entries(const std::uint32_t* canonical, std::size_t count, unsigned bits, unsigned windows,
+                       std::uint32_t* cursor, std::uint32_t* entries, cudaStream_t stream) {
+  if (count == 0) return;
+  place_kernel<<<blocks_for(count, block_threads), block_threads, 0, stream>>>(canonical, count, bits, windows,
+                                                                               cursor, entries);
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+std::size_t msm_scan_scratch_bytes(std::size_t items) {
+  std::size_t bytes = 0;
+  COPROVE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const std::uint32_t*>(nullptr),
+                                                 static_cast<std::uint32_t*>(nullptr), static_cast<int>(items)));
+  return bytes;
+}
+
+void msm_exclusive_scan(void* scratch, std::size_t scratch_bytes, const std::uint32_t* in, std::uint32_t* out,
+                        std::size_t items, cudaStream_t stream) {
+  COPROVE_CUDA_TRY(cub::DeviceScan::ExclusiveSum(scratch, scratch_bytes, in, out, static_cast<int>(items), stream));
+}
+
+void msm_chunk_counts(const std::uint32_t* offsets, std::size_t groups, std::uint32_t chunk, std::uint32_t* counts,
+                      cudaStream_t stream) {
+  chunk_count_kernel<<<blocks_for(groups + 1, block_threads), block_threads, 0, stream>>>(offsets, groups, chunk,
+                                                                                         counts);
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+void msm_sum_entries(msm_group group, const void* bases, const std::uint32_t* entries,
+                     const std::uint32_t* in_offsets, const std::uint32_t* out_offsets, std::size_t groups,
+                     std::uint32_t chunk, void* out, std::size_t capacity, cudaStream_t stream) {
+  if (capacity == 0) return;
+  if (group == msm_group::g1) {
+    sum_entries_kernel<fq_device><<<blocks_for(capacity, sum_threads), sum_threads, 0, stream>>>(
+        static_cast<const affine_device<fq_device>*>(bases), entries, in_offsets, out_offsets, groups, chunk,
+        static_cast<xyzz_device<fq_device>*>(out), capacity);
+  } else {
+    sum_entries_kernel<fq2_device><<<blocks_for(capacity, sum_threads), sum_threads, 0, stream>>>(
+        static_cast<const affine_device<fq2_device>*>(bases), entries, in_offsets, out_offsets, groups, chunk,
+        static_cast<xyzz_device<fq2_device>*>(out), capacity);
+  }
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+void msm_sum_points(msm_group group, const void* in, const std::uint32_t* in_offsets,
+                    const std::uint32_t* out_offsets, std::size_t groups, std::uint32_t chunk, void* out,
+                    std::size_t capacity, cudaStream_t stream) {
+  if (capacity == 0) return;
+  if (group == msm_group::g1) {
+    sum_points_kernel<fq_device><<<blocks_for(capacity, sum_threads), sum_threads, 0, stream>>>(
+        static_cast<const xyzz_device<fq_device>*>(in), in_offsets, out_offsets, groups, chunk,
+        static_cast<xyzz_device<fq_device>*>(out), capacity);
+  } else {
+    sum_points_kernel<fq2_device><<<blocks_for(capacity, sum_threads), sum_threads, 0, stream>>>(
+        static_cast<const xyzz_device<fq2_device>*>(in), in_offsets, out_offsets, groups, chunk,
+        static_cast<xyzz_device<fq2_device>*>(out), capacity);
+  }
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+void msm_weight_segments(msm_group group, const void* sums, const std::uint32_t* offsets, unsigned windows,
+                         std::size_t buckets, std::size_t segment, void* out, cudaStream_t stream) {
+  const std::size_t threads = windows * (buckets / segment);
+  if (threads == 0) return;
+  if (group == msm_group::g1) {
+    weight_kernel<fq_device><<<blocks_for(threads, sum_threads), sum_threads, 0, stream>>>(
+        static_cast<const xyzz_device<fq_device>*>(sums), offsets, windows, buckets, segment,
+        static_cast<xyzz_device<fq_device>*>(out));
+  } else {
+    weight_kernel<fq2_device><<<blocks_for(threads, sum_threads), sum_threads, 0, stream>>>(
+        static_cast<const xyzz_device<fq2_device>*>(sums), offsets, windows, buckets, segment,
+        static_cast<xyzz_device<fq2_device>*>(out));
+  }
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+void msm_regular_offsets(std::uint32_t* offsets, std::size_t groups, std::uint32_t per, cudaStream_t stream) {
+  regular_offsets_kernel<<<blocks_for(groups + 1, block_threads), block_threads, 0, stream>>>(offsets, groups, per);
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+void msm_combine_windows(msm_group group, const void* window_sums, const std::uint32_t* window_offsets,
+                         unsigned windows, unsigned bits, const void* bucket_sums,
+                         const std::uint32_t* bucket_offsets, std::size_t ones_group, void* result,
+                         cudaStream_t stream) {
+  if (group == msm_group::g1) {
+    combine_kernel<fq_device><<<1, 32, 0, stream>>>(static_cast<const xyzz_device<fq_device>*>(window_sums),
+                                                    window_offsets, windows, bits,
+                                                    static_cast<const xyzz_device<fq_device>*>(bucket_sums),
+                                                    bucket_offsets, ones_group,
+                                                    static_cast<xyzz_device<fq_device>*>(result));
+  } else {
+    combine_kernel<fq2_device><<<1, 32, 0, stream>>>(static_cast<const xyzz_device<fq2_device>*>(window_sums),
+                                                     window_offsets, windows, bits,
+                                                     static_cast<const xyzz_device<fq2_device>*>(bucket_sums),
+                                                     bucket_offsets, ones_group,
+                                                     static_cast<xyzz_device<fq2_device>*>(result));
+  }
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+void msm_write_identity(msm_group group, void* result, cudaStream_t stream) {
+  if (group == msm_group::g1) {
+    identity_kernel<fq_device><<<1, 32, 0, stream>>>(static_cast<xyzz_device<fq_device>*>(result));
+  } else {
+    identity_kernel<fq2_device><<<1, 32, 0, stream>>>(static_cast<xyzz_device<fq2_device>*>(result));
+  }
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace coprove::cuda::detail

@@ -1,0 +1,304 @@
+// The GPU MSM against the CPU MSM (groth16::msm), compared in affine form, on fresh random inputs:
+// G1 and G2 at every size 2^1..2^20 and at sizes that are not powers of two, with the cases that
+// break naive kernels (equal points in one bucket, the identity among the bases, scalars 0, 1 and
+// r - 1, all scalars equal, mostly 0 and 1), scalars in device memory and in page-locked host
+// memory, and window widths from 1 bit (256 windows) to 20. Without a GPU: the signed digits
+// recombine to the scalar and the plan's levels and buffers cover every group size.
+#include <coprove/cuda/msm.hpp>
+
+#include <coprove/cuda/msm_plan.hpp>
+#include <coprove/field/fr.hpp>
+#include <coprove/field/g1.hpp>
+#include <coprove/field/g2.hpp>
+#include <coprove/groth16/msm.hpp>
+
+#include "groth16/groth16_test_support.hpp"
+
+#include <catch2/catch.hpp>
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+namespace {
+
+using namespace coprove;
+using cuda::msm_group;
+using field::fr;
+using groth16::testing::known_bases;
+
+std::uint64_t fresh_seed() {
+  static std::random_device device;
+  return (std::uint64_t{device()} << 32) ^ device();
+}
+
+/// A page-locked copy of a vector (bases upload from page-locked memory; scalars may be read there).
+template <class T>
+class pinned_copy {
+ public:
+  explicit pinned_copy(const std::vector<T>& v) : size_(v.size()) {
+    void* p = nullptr;
+    if (cudaMallocHost(&p, std::max<std::size_t>(1, v.size()) * sizeof(T)) != cudaSuccess)
+      throw std::runtime_error("cudaMallocHost failed");
+    data_.reset(static_cast<T*>(p));
+    if (!v.empty()) std::memcpy(static_cast<void*>(data_.get()), v.data(), v.size() * sizeof(T));
+  }
+  T* data() const { return data_.get(); }
+  std::span<const T> span() const { return {data_.get(), size_}; }
+
+ private:
+  struct free_host {
+    void operator()(T* p) const { cudaFreeHost(p); }
+  };
+  std::unique_ptr<T, free_host> data_;
+  std::size_t size_;
+};
+
+/// Scalars copied to device memory.
+class device_scalars {
+ public:
+  explicit device_scalars(const std::vector<fr>& v) {
+    void* p = nullptr;
+    REQUIRE(cudaMalloc(&p, std::max<std::size_t>(1, v.size()) * sizeof(fr)) == cudaSuccess);
+    data_.reset(static_cast<fr*>(p));
+    if (!v.empty()) REQUIRE(cudaMemcpy(p, v.data(), v.size() * sizeof(fr), cudaMemcpyHostToDevice) == cudaSuccess);
+  }
+  const fr* data() const { return data_.get(); }
+
+ private:
+  struct free_device {
+    void operator()(fr* p) const { cudaFree(p); }
+  };
+  std::unique_ptr<fr, free_device> data_;
+};
+
+template <class Affine>
+struct group_types;
+template <>
+struct group_types<field::g1_affine> {
+  using xyzz = field::g1_xyzz;
+  using curve = field::g1_curve;
+};
+template <>
+struct group_types<field::g2_affine> {
+  using xyzz = field::g2_xyzz;
+  using curve = field::g2_curve;
+};
+
+/// The GPU MSM of the first `count` scalars (from device memory, or from page-locked host memory
+/// when `host_scalars`) in affine form.
+template <class Affine>
+Affine gpu_msm(cuda::msm_context& context, const cuda::msm_bases<Affine>& bases, const std::vector<fr>& scalars,
+               bool host_scalars, unsigned window_bits = 0) {
+  using xyzz = typename group_types<Affine>::xyzz;
+  pinned_copy<xyzz> result(std::vector<xyzz>(1));
+  // Poison the result: a run that writes nothing must not pass.
+  std::memset(static_cast<void*>(result.data()), 0xa5, sizeof(xyzz));
+  cudaStream_t stream = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+  const cuda::msm_gpu_options options{window_bits};
+  if (host_scalars) {
+    pinned_copy<fr> pinned(scalars);
+    cuda::msm_async(context, bases, pinned.data(), scalars.size(), result.data(), stream, options);
+    REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+  } else {
+    device_scalars on_device(scalars);
+    cuda::msm_async(context, bases, on_device.data(), scalars.size(), result.data(), stream, options);
+    REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+  }
+  REQUIRE(cudaStreamDestroy(stream) == cudaSuccess);
+  return result.data()->to_affine();
+}
+
+template <class Affine>
+Affine cpu_msm(const std::vector<Affine>& bases, const std::vector<fr>& scalars) {
+  return groth16::msm(std::span<const Affine>(bases.data(), scalars.size()), scalars).to_affine();
+}
+
+std::vector<fr> random_scalars(std::size_t n, std::mt19937_64& gen) {
+  std::vector<fr> out(n);
+  for (auto& s : out) s = fr::random(gen);
+  return out;
+}
+
+fr minus_one() { return fr::zero() - fr::one(); }
+
+bool gpu_present() {
+  int devices = 0;
+  return cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+}
+
+template <class Affine>
+void check_sizes(unsigned max_log, unsigned step_log) {
+  REQUIRE(gpu_present());
+  const std::uint64_t seed = fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937_64 gen(seed);
+  const std::size_t largest = std::size_t{1} << max_log;
+  const auto bases = known_bases<typename group_types<Affine>::curve>::make(largest + 5, gen);
+  const pinned_copy<Affine> pinned(bases.points);
+  cuda::msm_context context(0);
+  const cuda::msm_bases<Affine> on_device(pinned.span(), 0);
+  for (unsigned log_n = 1; log_n <= max_log; log_n += step_log) {
+    for (const std::size_t n : {std::size_t{1} << log_n, (std::size_t{1} << log_n) + 5 - log_n % 3}) {
+      const auto scalars = random_scalars(n, gen);
+      INFO("n = " << n);
+      CHECK(gpu_msm(context, on_device, scalars, log_n % 2 == 1) == cpu_msm(bases.points, scalars));
+    }
+  }
+}
+
+/// The edge cases on `n` bases, at several window widths.
+template <class Affine>
+void check_edge_cases(std::size_t n, std::initializer_list<unsigned> widths) {
+  REQUIRE(gpu_present());
+  const std::uint64_t seed = fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937_64 gen(seed);
+  using curve = typename group_types<Affine>::curve;
+  auto points = known_bases<curve>::make(n, gen).points;
+  // Repeats, negations and identities: bucket sums that double, cancel or skip.
+  const Affine p = points[0];
+  for (std::size_t i = 0; i < n; i += 7) points[i] = p;
+  for (std::size_t i = 3; i < n; i += 11) points[i] = -p;
+  for (std::size_t i = 5; i < n; i += 13) points[i] = Affine::identity();
+  const std::vector<Affine> same(n, p);
+  const pinned_copy<Affine> pinned(points), pinned_same(same);
+  cuda::msm_context context(0);
+  const cuda::msm_bases<Affine> mixed(pinned.span(), 0), equal(pinned_same.span(), 0);
+
+  std::uniform_int_distribution<int> pick(0, 99);
+  const fr random_value = fr::random(gen);
+  std::vector<std::pair<const char*, std::vector<fr>>> cases;
+  cases.emplace_back("random", random_scalars(n, gen));
+  cases.emplace_back("all zero", std::vector<fr>(n, fr::zero()));
+  cases.emplace_back("all one", std::vector<fr>(n, fr::one()));
+  cases.emplace_back("all r - 1", std::vector<fr>(n, minus_one()));
+  cases.emplace_back("all equal", std::vector<fr>(n, random_value));
+  std::vector<fr> mostly_boolean(n);
+  for (auto& s : mostly_boolean) {
+    const int x = pick(gen);
+    s = x < 45 ? fr::zero() : x < 90 ? fr::one() : x < 95 ? minus_one() : fr::random(gen);
+  }
+  cases.emplace_back("0/1 heavy with r - 1", mostly_boolean);
+  std::vector<fr> small(n);
+  for (auto& s : small) s = fr::from_uint64(static_cast<std::uint64_t>(pick(gen) % 5));
+  cases.emplace_back("0..4", small);
+
+  for (const unsigned bits : widths) {
+    for (const auto& [name, scalars] : cases) {
+      INFO("scalars " << name << ", window " << bits << " bits");
+      const bool host = pick(gen) % 2 == 0;
+      CHECK(gpu_msm(context, mixed, scalars, host, bits) == cpu_msm(points, scalars));
+      CHECK(gpu_msm(context, equal, scalars, host, bits) == cpu_msm(same, scalars));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("signed MSM digits stay within half a window and recombine to the scalar", "[cuda][msm][cpu]") {
+  std::mt19937_64 gen(fresh_seed());
+  std::vector<field::scalar_limbs> scalars{{0, 0, 0, 0}, {1, 0, 0, 0}, minus_one().to_canonical(),
+                                           {~0ULL, ~0ULL, ~0ULL, 0x3fffffffffffffffULL}};
+  for (int i = 0; i < 200; ++i) scalars.push_back(field::random_scalar(gen));
+  for (unsigned bits = 1; bits <= cuda::msm_max_window_bits; ++bits) {
+    for (const auto& s : scalars) {
+      const auto digits = cuda::msm_signed_digits(s, bits);
+      REQUIRE(digits.size() * bits >= 256);
+      const long long half = 1LL << (bits - 1);
+      // sum d_w 2^(c w), evaluated in Fr, equals s (a wrong digit is off by a small multiple of a
+      // power of two, never a multiple of r).
+      fr total = fr::zero(), weight = fr::one();
+      const fr radix = fr::from_uint64(1ULL << bits);
+      for (const int d : digits) {
+        CHECK(d > -half);
+        CHECK(d <= half);
+        const fr magnitude = fr::from_uint64(static_cast<std::uint64_t>(d < 0 ? -d : d));
+        total += d < 0 ? fr::zero() - magnitude * weight : magnitude * weight;
+        weight *= radix;
+      }
+      CHECK(total == fr::from_canonical(s));
+    }
+  }
+}
+
+TEST_CASE("the MSM plan's levels bring every group to one sum within its buffers", "[cuda][msm][cpu]") {
+  for (const msm_group group : {msm_group::g1, msm_group::g2}) {
+    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{1000},
+                                std::size_t{1} << 16, std::size_t{1} << 20, std::size_t{1} << 24,
+                                std::size_t{1} << 26}) {
+      const cuda::msm_plan plan = cuda::plan_msm(group, n);
+      INFO("n = " << n << ", window " << plan.window_bits);
+      CHECK(plan.windows * plan.window_bits >= 256);
+      CHECK(plan.groups == plan.windows * plan.buckets + 1);
+      CHECK(plan.entries == n * plan.windows);
+      // The largest group (n entries) after all levels: one sum.
+      std::size_t largest = n;
+      for (const auto chunk : plan.level_chunk) largest = (largest + chunk - 1) / chunk;
+      CHECK(largest <= 1);
+      // Each level's capacity covers sum ceil(n_g / chunk) for any split of its input.
+      std::size_t input = plan.entries;
+      for (std::size_t k = 0; k < plan.level_chunk.size(); ++k) {
+        CHECK(plan.level_capacity[k] >= std::min(input, (input + plan.level_chunk[k] - 1) / plan.level_chunk[k] + plan.groups));
+        input = plan.level_capacity[k];
+      }
+      std::size_t segments = plan.segments;
+      for (const auto chunk : plan.window_level_chunk) segments = (segments + chunk - 1) / chunk;
+      CHECK(segments == 1);
+      CHECK(plan.segment * plan.segments == plan.buckets);
+      CHECK(plan.workspace_bytes >= plan.entries * 4 + n * 32);
+    }
+  }
+  // Wider windows at larger sizes.
+  CHECK(cuda::plan_msm(msm_group::g1, std::size_t{1} << 24).window_bits >
+        cuda::plan_msm(msm_group::g1, std::size_t{1} << 12).window_bits);
+  CHECK(cuda::plan_msm(msm_group::g1, 1000, 7).window_bits == 7);
+  CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, 1000, cuda::msm_max_window_bits + 1), std::invalid_argument);
+  CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, cuda::msm_max_count + 1), std::invalid_argument);
+  CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, std::size_t{1} << 26, 1), std::invalid_argument);
+}
+
+TEST_CASE("the G1 MSM on the GPU equals the CPU's at 2^1..2^20 points and beside powers of two", "[cuda][msm][gpu]") {
+  check_sizes<field::g1_affine>(20, 1);
+}
+
+TEST_CASE("the G2 MSM on the GPU equals the CPU's at 2^1..2^20 points and beside powers of two", "[cuda][msm][gpu]") {
+  check_sizes<field::g2_affine>(20, 1);
+}
+
+TEST_CASE("the G1 MSM on the GPU handles equal, negated and identity bases and scalars 0, 1, r - 1 and all equal",
+          "[cuda][msm][gpu]") {
+  check_edge_cases<field::g1_affine>(3001, {1u, 4u, 9u, 0u, 16u, 20u});
+}
+
+TEST_CASE("the G2 MSM on the GPU handles equal, negated and identity bases and scalars 0, 1, r - 1 and all equal",
+          "[cuda][msm][gpu]") {
+  check_edge_cases<field::g2_affine>(1501, {3u, 0u, 13u});
+}
+
+TEST_CASE("a GPU MSM of no points is the identity, and misplaced inputs are refused", "[cuda][msm][gpu]") {
+  REQUIRE(gpu_present());
+  std::mt19937_64 gen(fresh_seed());
+  const auto bases = known_bases<field::g1_curve>::make(16, gen);
+  const pinned_copy<field::g1_affine> pinned(bases.points);
+  cuda::msm_context context(0);
+  const cuda::msm_bases_g1 on_device(pinned.span(), 0);
+  CHECK(gpu_msm(context, on_device, {}, false).is_identity());
+  // Pageable bases, pageable scalars, more scalars than bases.
+  CHECK_THROWS_AS(cuda::msm_bases_g1(std::span<const field::g1_affine>(bases.points), 0), std::invalid_argument);
+  const std::vector<fr> pageable = random_scalars(16, gen);
+  pinned_copy<field::g1_xyzz> result(std::vector<field::g1_xyzz>(1));
+  CHECK_THROWS_AS(cuda::msm_async(context, on_device, pageable.data(), 16, result.data(), nullptr),
+                  std::invalid_argument);
+  const device_scalars scalars(random_scalars(17, gen));
+  CHECK_THROWS_AS(cuda::msm_async(context, on_device, scalars.data(), 17, result.data(), nullptr),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(cuda::msm_async(context, on_device, scalars.data(), 16, nullptr, nullptr), std::invalid_argument);
+}
