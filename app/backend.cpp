@@ -8,7 +8,10 @@
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/metrics.hpp>
 
+#include <cctype>
 #include <chrono>
+#include <string>
+#include <utility>
 
 #ifdef COPROVE_HAVE_CUDA
 #include <coprove/cuda/cuda_backend.hpp>
@@ -87,6 +90,36 @@ std::unique_ptr<engine::compute_backend> make_backend(const app::app_config& con
   throw usage_error("unknown backend");
 }
 
+namespace {
+
+// The engine names its own fields (engine_config.x); a user sets configuration keys. Each field the
+// engine can refuse is named by the key (or flag) that sets it.
+std::string with_configuration_keys(std::string message) {
+  static constexpr std::pair<std::string_view, std::string_view> keys[] = {
+      {"engine_config.max_log_constraints", "engine.max_log_constraints"},
+      {"engine_config.max_partitions_per_job", "engine.max_partitions_per_job"},
+      {"engine_config.poll_interval", "engine.poll_interval_ms"},
+      {"engine_config.poll_queue_limit", "engine.poll_queue_limit"},
+      {"engine_config.prewarm_partitions", "engine.prewarm_partitions"},
+      {"engine_config.trace_max_events", "engine.trace_max_events"},
+      {"engine_config.max_open_jobs", "server.max_queued_jobs"},
+      {"engine_config.max_open_partitions", "server.max_queued_partitions"},
+      {"engine_config.zkey_circuits", "server.circuits"},
+      {"engine_config.planned_keys", "--keys"},
+      {"engine_config.keys", "--keys"},
+  };
+  for (const auto& [field, key] : keys) {
+    for (std::size_t at = message.find(field); at != std::string::npos; at = message.find(field, at + key.size())) {
+      const std::size_t end = at + field.size();
+      if (end < message.size() && (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '_')) continue;
+      message.replace(at, field.size(), key);
+    }
+  }
+  return message;
+}
+
+}  // namespace
+
 std::unique_ptr<engine::engine> make_engine(boost::asio::any_io_executor control, const app::app_config& config,
                                             const engine::engine_config& engine_config, std::string_view command) {
   auto backend = make_backend(config);
@@ -95,7 +128,7 @@ std::unique_ptr<engine::engine> make_engine(boost::asio::any_io_executor control
   } catch (const engine::memory_plan_error&) {
     throw;
   } catch (const std::invalid_argument& e) {
-    throw usage_error(std::string(command) + ": invalid configuration: " + e.what());
+    throw usage_error(std::string(command) + ": invalid configuration: " + with_configuration_keys(e.what()));
   }
 }
 
