@@ -5,6 +5,7 @@
 #include <coprove/engine/engine.hpp>
 
 #include <coprove/engine/host_backend.hpp>
+#include <coprove/runtime/metrics.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -187,8 +188,17 @@ TEST_CASE("the constraint cache is written, loaded by the next engine, and rebui
     f.put(static_cast<char>(~byte));
     REQUIRE(f.good());
   }
+  auto files_counted = [](const char* outcome) {
+    return coprove::runtime::registry::global()
+        .get_counter("coprove_engine_pce_cache_files_total",
+                     "Constraint-cache files by outcome (loaded, rejected and rebuilt, saved, save_failed)",
+                     {{"outcome", outcome}})
+        .value();
+  };
+  const std::uint64_t rejected_before = files_counted("rejected");
   auto third = run(3);
   CHECK(third.at("pce").at("cache").at("mimc/10").as_string() == "built");
+  CHECK(files_counted("rejected") == rejected_before + 1);  // the rebuild is counted, not only logged
   CHECK(number(third.at("pce").at("builds")) == 1);
   auto fourth = run(4);
   CHECK(fourth.at("pce").at("cache").at("mimc/10").as_string() == "loaded");

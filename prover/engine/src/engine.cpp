@@ -1499,6 +1499,16 @@ std::string file_name_of(const std::string& circuit_id) {
 
 double seconds_since(std::uint64_t start) { return static_cast<double>(now_ns() - start) / 1e9; }
 
+// Counts what became of constraint-cache files, so that a rejected file (rebuilt at the cost of a
+// slow synthesis) or a failed save shows in metrics as well as in the warning.
+void count_pce_file(std::string_view outcome) {
+  runtime::registry::global()
+      .get_counter("coprove_engine_pce_cache_files_total",
+                   "Constraint-cache files by outcome (loaded, rejected and rebuilt, saved, save_failed)",
+                   {{"outcome", std::string(outcome)}})
+      .inc();
+}
+
 }  // namespace
 
 std::string engine_core::pce_file(const std::string& circuit_id) const {
@@ -1521,6 +1531,7 @@ void engine_core::load_pce_file(const std::string& circuit_id) {
     if (pce_->contains(circuit_id)) {
       entry.state = "loaded";
       entry.seconds = seconds_since(start);
+      count_pce_file("loaded");
       COPROVE_LOG(info, "engine") << "constraint cache of " << circuit_id << " loaded from " << entry.file << " in "
                                   << entry.seconds * 1e3 << " ms";
       return;
@@ -1531,6 +1542,7 @@ void engine_core::load_pce_file(const std::string& circuit_id) {
     COPROVE_LOG(warning, "engine") << "constraint cache file " << entry.file << " is unusable (" << e.what()
                                    << "): rebuilt by its first partition and saved again";
   }
+  count_pce_file("rejected");
 }
 
 // After a slow-path synthesis: when it left the circuit's PCE ready and none was recorded as
@@ -1558,11 +1570,13 @@ void engine_core::pce_synthesized(const std::string& circuit_id, const synthesis
     try {
       std::filesystem::create_directories(std::filesystem::path(file).parent_path());
       cache->save(file, circuit_id);
+      count_pce_file("saved");
       COPROVE_LOG(info, "engine") << "constraint cache of " << circuit_id << " saved to " << file << " in "
                                   << seconds_since(start) * 1e3 << " ms";
     } catch (const std::exception& e) {
       COPROVE_LOG(warning, "engine") << "constraint cache of " << circuit_id << " could not be saved to " << file
                                      << ": " << e.what() << " (the next process builds it again)";
+      count_pce_file("save_failed");
     }
   });
 }
