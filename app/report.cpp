@@ -92,8 +92,8 @@ std::string format_report(const json::object& r, const std::string& memory_plan_
 
   out << "  stages (ms)    " << "           p50        p99        max      count\n";
   if (const auto* stages = at(r, "stages"); stages && stages->is_object()) {
-    for (const char* name : {"queue_wait", "synthesis", "gpu_queue", "h2d", "spmv", "gpu_compute", "d2h", "evaluation", "prove",
-                             "proof_verify", "total"}) {
+    for (const char* name : {"queue_wait", "synthesis", "gpu_queue", "h2d", "spmv", "gpu_compute", "d2h", "evaluation",
+                             "msm", "prove", "proof_verify", "total"}) {
       const auto* s = stages->get_object().if_contains(name);
       if (!s || !s->is_object()) continue;
       const auto& so = s->get_object();

@@ -12,9 +12,13 @@
 // witness computation. --depths measured,8,16,... runs the semaphore policy once per depth instead of
 // the policies ("measured" leaves engine.depth_per_device unset) and reports the measured depth's
 // steady-state throughput against the best fixed depth of the same call, and its steady busy.
+// --proofs makes every partition a Groth16 proof (the five MSMs on the backend, the blinding and the
+// check on the CPU) with a key from a seeded setup made before the runs (for benchmarks only),
+// instead of ending at the quotient's evaluation record.
 #include <coprove/engine/engine.hpp>
 #include <coprove/engine/host_backend.hpp>
 #include <support/synthesis_replay.hpp>
+#include <support/test_keys.hpp>
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/spin_runner.hpp>
 #include <coprove/runtime/trace.hpp>
@@ -66,6 +70,8 @@ struct options {
   bool replay = false;  // --synthesis replay or replay-assignment
   replay_content replayed = replay_content::abc;
   bool backend_spmv = true;  // --spmv backend|host
+  bool proofs = false;       // --proofs: Groth16 proofs instead of evaluation records
+  std::shared_ptr<const coprove::groth16::proving_key> key;  // with --proofs, made before the runs
   std::string json_path;
   std::string trace_prefix;
   std::vector<dispatch_policy> policies{dispatch_policy::semaphore, dispatch_policy::poll, dispatch_policy::unbounded};
@@ -76,7 +82,7 @@ void usage() {
                "                      [--slots N] [--depth N] [--synthesis-threads N] [--budget-gib N] [--circuit NAME]\n"
                "                      [--policies semaphore,poll,unbounded] [--depths measured,N,...] [--rounds N]\n"
                "                      [--synthesis circuit|replay|replay-assignment]\n"
-               "                      [--spmv backend|host]\n"
+               "                      [--spmv backend|host] [--proofs]\n"
                "                      [--trace PREFIX] [--json PATH]\n"
                "  default: host backend, 2^13 constraints, 8 partitions x 3 jobs per policy\n"
                "  --h200:  CUDA backend, 2^24 constraints, 16 partitions x 4 jobs per policy\n"
@@ -91,7 +97,10 @@ void usage() {
                "              (measured: no depth given, the engine measures it); reports the measured\n"
                "              depth's steady throughput against the best fixed depth, and its steady busy\n"
                "  --spmv host: the synthesis threads evaluate A w, B w, C w and a, b, c are copied\n"
-               "              (default backend: only the assignment is copied, the device evaluates them)\n";
+               "              (default backend: only the assignment is copied, the device evaluates them)\n"
+               "  --proofs:   every partition ends with a Groth16 proof (MSMs on the backend), with a key from\n"
+               "              a seeded setup made before the runs (for benchmarks only); needs the assignment\n"
+               "              (--synthesis circuit or replay-assignment)\n";
 }
 
 std::size_t parse_count(const std::string& flag, const std::string& value) {
@@ -122,6 +131,10 @@ options parse(int argc, char** argv) {
       return args[++i];
     };
     if (a == "--h200") continue;
+    if (a == "--proofs") {
+      o.proofs = true;
+      continue;
+    }
     if (a == "--help" || a == "-h") {
       usage();
       std::exit(0);
@@ -180,6 +193,9 @@ options parse(int argc, char** argv) {
   }
   if (o.replay && o.replayed == replay_content::assignment && !o.backend_spmv)
     throw std::invalid_argument("--synthesis replay-assignment: needs --spmv backend (the device evaluates the matrices)");
+  if (o.proofs && o.replay && o.replayed == replay_content::abc)
+    throw std::invalid_argument("--proofs: a proof needs the assignment, which --synthesis replay does not keep "
+                                "(use circuit or replay-assignment)");
   if (o.jobs == 0) throw std::invalid_argument("--jobs: must be at least 1");
   if (o.partitions == 0) throw std::invalid_argument("--partitions: must be at least 1");
   if (!o.h200 && o.devices == 0) throw std::invalid_argument("--devices: must be at least 1 for the host backend");
@@ -260,8 +276,10 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, const
   std::string failure;
   try {
     engine_config cfg;
-    // The quotient pipeline alone: partitions end with their evaluation record (said at warning).
-    cfg.results = result_kind::evaluation_record;
+    // Proofs with the seeded key, or the quotient pipeline alone: partitions end with their
+    // evaluation record (said at warning).
+    cfg.results = o.proofs ? result_kind::proof : result_kind::evaluation_record;
+    if (o.proofs) cfg.keys = {circuit_keys{o.circuit, o.log_n, o.key, "bench_pipeline: seeded setup"}};
     cfg.policy = policy;
     cfg.max_log_constraints = o.log_n;
     cfg.plan_circuit = o.circuit;
@@ -370,6 +388,10 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, const
         {"steady_partitions_per_s", steady_s > 0 ? (steady_end.verified - steady_begin.verified) / steady_s : 0.0},
         {"steady_gpu_busy_fraction", steady_s > 0 ? (steady_end.busy_s - steady_begin.busy_s) / steady_s : 0.0},
         {"steady_window_s", steady_s},
+        {"steady_device_ms_per_partition",
+         steady_end.verified > steady_begin.verified
+             ? 1e3 * (steady_end.busy_s - steady_begin.busy_s) / (steady_end.verified - steady_begin.verified)
+             : 0.0},
         {"latency_p50_ms", percentile(latency_ms, 0.5)},
         {"latency_p99_ms", percentile(latency_ms, 0.99)},
         {"stages", report.at("stages")},
@@ -397,21 +419,21 @@ void print_header(const options& o) {
     std::printf("SYNTHESIS REPLAYED: the %zu partitions were synthesized before the runs and their %s copied into "
                 "the pinned buffers (every job proves them); this measures dispatch and devices, not synthesis\n",
                 o.partitions, o.replayed == replay_content::assignment ? "assignments are" : "a, b, c are");
-  std::printf("%-10s %5s %5s %10s %8s %11s %11s %9s %9s %7s %7s %8s %9s %9s %9s\n", "run", "round", "depth", "part/s", "busy",
-              "steady p/s", "steady busy", "max_synth", "max_fly", "allocs", "reuses", "reuse%", "H2D GB/s", "p50 ms",
-              "p99 ms");
+  std::printf("%-10s %5s %5s %10s %8s %11s %11s %9s %9s %7s %7s %8s %9s %9s %9s %9s\n", "run", "round", "depth", "part/s",
+              "busy", "steady p/s", "steady busy", "max_synth", "max_fly", "allocs", "reuses", "reuse%", "H2D GB/s",
+              "p50 ms", "p99 ms", "dev ms/p");
   std::fflush(stdout);
 }
 
 void print_row(const policy_result& r) {
   const auto& row = r.row;
-  std::printf("%-10s %5.0f %5.0f %10.2f %7.1f%% %11.2f %10.1f%% %9.0f %9.0f %7.0f %7.0f %7.1f%% %9.2f %9.2f %9.2f\n",
+  std::printf("%-10s %5.0f %5.0f %10.2f %7.1f%% %11.2f %10.1f%% %9.0f %9.0f %7.0f %7.0f %7.1f%% %9.2f %9.2f %9.2f %9.1f\n",
               r.run.label.c_str(), num(row.at("round")), num(row.at("depth_per_device")), num(row.at("partitions_per_s")),
               100.0 * num(row.at("gpu_busy_fraction")), num(row.at("steady_partitions_per_s")),
               100.0 * num(row.at("steady_gpu_busy_fraction")), num(row.at("max_concurrent_synthesis")),
               num(row.at("max_in_flight")), num(row.at("pool_allocations")), num(row.at("pool_reuses")),
               100.0 * num(row.at("pool_reuse_fraction")), num(row.at("h2d_gb_per_s")), num(row.at("latency_p50_ms")),
-              num(row.at("latency_p99_ms")));
+              num(row.at("latency_p99_ms")), num(row.at("steady_device_ms_per_partition")));
   std::fflush(stdout);
 }
 
@@ -419,7 +441,7 @@ void print_legend() {
   std::printf("(latency: admission to verified record; busy: fraction of the run a device had work; steady: from "
               "the first job's end to the last job end with more partitions left than fit in flight, so no ramp-up "
               "or drain (0: too few jobs for such a window); allocations and reuses after the pre-warm and one warm-up "
-              "partition)\n");
+              "partition; dev ms/p: device busy time per verified partition in the steady window)\n");
 }
 
 // Each policy's medians over the rounds, and semaphore against the best other policy.
@@ -555,6 +577,13 @@ int main(int argc, char** argv) {
                   replay->partitions(), replay->assignments(), static_cast<double>(replay->bytes()) / double(1 << 30),
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
+    if (o.proofs) {
+      const auto start = std::chrono::steady_clock::now();
+      o.key = coprove::test::test_key(o.circuit, o.log_n);
+      std::printf("PROOFS: Groth16 key for %s 2^%u from a seeded setup (for benchmarks only) made in %.1f s\n",
+                  o.circuit.c_str(), o.log_n,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
     std::vector<variant> variants;
     if (o.depths.empty()) {
       for (dispatch_policy p : o.policies) variants.push_back({p, o.depth, std::string(to_string(p))});
@@ -581,6 +610,7 @@ int main(int argc, char** argv) {
                                           : o.replayed == replay_content::assignment ? std::string("replay-assignment")
                                                                                      : std::string("replay")},
                               {"spmv", o.backend_spmv ? "backend" : "host"},
+                              {"results", o.proofs ? "proof" : "evaluation_record"},
                               {"log_n", o.log_n},
                               {"jobs", o.jobs},
                               {"partitions_per_job", o.partitions},

@@ -6,7 +6,11 @@
 // into a pinned lease and the four values into a small pinned area, timed with events, marked with
 // NVTX ranges, and completed through the device's completion bridge, whose callback reads the
 // timings and the values and submits the caller's handler to its executor (h stays on the device
-// when the task does not ask for its host copy).
+// when the task does not ask for its host copy). A task that proves runs the proof's five MSMs
+// after the quotient on the same stream (H over h where the quotient left it, A, B_G1, B_G2 and L
+// over the witness on the device) against the circuit's proving key, resident on the device like
+// the matrices; each one's window sums come back into a page-locked area and the completion combines
+// them on the host (the serial chain of doublings takes milliseconds on one device thread).
 #include <coprove/cuda/cuda_backend.hpp>
 
 #include <coprove/cuda/completion_bridge.hpp>
@@ -15,9 +19,11 @@
 #include <coprove/cuda/evaluation.hpp>
 #include <coprove/cuda/event.hpp>
 #include <coprove/cuda/host_allocator.hpp>
+#include <coprove/cuda/msm.hpp>
 #include <coprove/cuda/ntt.hpp>
 #include <coprove/cuda/spmv.hpp>
 #include <coprove/cuda/stream.hpp>
+#include <coprove/engine/memory_plan.hpp>
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/spin_runner.hpp>
 
@@ -27,10 +33,12 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <condition_variable>
 #include <cstddef>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <stdexcept>
@@ -96,23 +104,54 @@ struct pinned_values {
   ~pinned_values() { COPROVE_CUDA_ASSERT_OK(cudaFreeHost(data)); }
 };
 
+// The proof's five MSMs leave their window sums here (page-locked, written by each run's last copy);
+// the completion combines them on the host, where the serial chain of doublings is fast.
+struct pinned_sums {
+  struct windows {
+    msm_window_sums_g1 a, b_g1, l, h;
+    msm_window_sums_g2 b_g2;
+  };
+  windows* data = nullptr;
+  pinned_sums() {
+    void* p = nullptr;
+    COPROVE_CUDA_TRY(cudaHostAlloc(&p, sizeof(windows), cudaHostAllocPortable));
+    data = static_cast<windows*>(p);
+  }
+  pinned_sums(const pinned_sums&) = delete;
+  pinned_sums& operator=(const pinned_sums&) = delete;
+  ~pinned_sums() { COPROVE_CUDA_ASSERT_OK(cudaFreeHost(data)); }
+  // The bytes that come back: each run's windows and its ones' group.
+  std::size_t copied_bytes() const noexcept {
+    std::size_t bytes = 0;
+    for (const msm_window_sums_g1* w : {&data->a, &data->b_g1, &data->l, &data->h})
+      bytes += (w->windows + 1) * sizeof(field::g1_xyzz);
+    return bytes + (data->b_g2.windows + 1) * sizeof(field::g2_xyzz);
+  }
+  groth16::msm_sums combine() const noexcept {
+    return groth16::msm_sums{data->a.combine(), data->b_g1.combine(), data->l.combine() + data->h.combine(),
+                             data->b_g2.combine()};
+  }
+};
+
 class cuda_backend;
 struct device_slot;
 
 // One task in flight, kept by its slot for the next one: the timing events (start, after H2D,
 // after the SpMV (at once without it), after a/b/c at zeta, after the quotient kernels, after h at
-// zeta, after D2H), where the values at zeta land on the host, and, while the bridge holds it,
+// zeta, after the MSMs (at once without them), after D2H), where the values at zeta land on the host, and, while the bridge holds it,
 // what the completion needs.
 struct stage_events {
   event start{cudaEventDefault}, h2d{cudaEventDefault}, spmv{cudaEventDefault}, evaluated{cudaEventDefault},
-      compute{cudaEventDefault}, h_evaluated{cudaEventDefault}, d2h{cudaEventDefault};
+      compute{cudaEventDefault}, h_evaluated{cudaEventDefault}, msm{cudaEventDefault}, d2h{cudaEventDefault};
   pinned_values values;
+  pinned_sums sums;
 
   cuda_backend* owner = nullptr;
   device_slot* slot = nullptr;
   engine::quotient_stages stages;
   std::uint64_t h2d_bytes = 0, d2h_bytes = 0;
   std::shared_ptr<const r1cs::pce_matrices> matrices;
+  std::shared_ptr<const groth16::proving_key> key;
   engine::quotient_completion done;
 };
 
@@ -192,16 +231,141 @@ struct device_pce {
   }
 };
 
-// A cache entry: the device copy of one pce_matrices object (null while a thread uploads it) and
-// that object, watched rather than held, so the copy can go once nobody uses the matrices and a
-// new object at the same address is never taken for the dead one.
-struct cached_pce {
-  std::weak_ptr<const r1cs::pce_matrices> host;
-  std::unique_ptr<device_pce> on_device;
+// One circuit's proving key on one device: the A, B_G1, L and H queries in G1 and B_G2, uploaded
+// once (blocking) through page-locked staging. Like device_pce it holds nothing of the host key.
+struct device_key {
+  std::string circuit_id;
+  std::size_t bytes = 0;
+  int device = 0;
+  msm_bases_g1 a, b_g1, l, h;
+  msm_bases_g2 b_g2;
+
+  device_key(const groth16::proving_key& k, std::string circuit, int dev)
+      : circuit_id(std::move(circuit)),
+        bytes(engine::device_key_bytes(k)),
+        device(dev),
+        a(upload<field::g1_affine>(k.a)),
+        b_g1(upload<field::g1_affine>(k.b_g1)),
+        l(upload<field::g1_affine>(k.l)),
+        h(upload<field::g1_affine>(k.h)),
+        b_g2(upload<field::g2_affine>(k.b_g2)) {}
+
+ private:
+  // One query's points; no room names the device, the circuit and the key's bytes.
+  template <class Affine>
+  msm_bases<Affine> upload(std::span<const Affine> points) const {
+    try {
+      return msm_bases<Affine>(points, device);
+    } catch (const cuda_error& e) {
+      if (e.status() != cudaErrorMemoryAllocation) throw;
+      throw cuda_error(cudaErrorMemoryAllocation, "cuda backend: device " + std::to_string(device) +
+                                                      " has no room for the proving key of " + circuit_id + " (" +
+                                                      std::to_string(bytes) + " bytes): " + e.what());
+    }
+  }
 };
 
-// The cache, by (device index, host matrices).
-using device_pce_map = std::map<std::pair<std::size_t, const r1cs::pce_matrices*>, cached_pce>;
+// The device copies of host objects (a circuit's matrices, a proving key), by (device index, host
+// object). An entry watches its host object rather than holding it, so the copy can go once nobody
+// uses the object and a new object at the same address is never taken for the dead one; the
+// copy is null while a thread uploads it. Every task holds its objects until it completes, so a
+// copy whose host object is gone is read by no task in flight.
+template <class Host, class Copy>
+class resident_cache {
+ public:
+  explicit resident_cache(const char* what) : what_(what) {}
+
+  // The copy of `host` on `device`, made by `upload()` (blocking, on this thread, into the
+  // returned unique_ptr) unless the device holds it or another thread is uploading it, which
+  // this one then waits for. The mutex is not held during the upload: a thread whose copy is
+  // resident never waits for another object's upload. The copies of objects nobody uses any more
+  // are freed, after the mutex is released, before an upload (their room may be needed) and on
+  // every call that is not `enqueuing`; never when the enqueuing thread finds its copy resident,
+  // since cudaFree waits for the device and that thread is the engine's io thread.
+  template <class Upload>
+  const Copy& get(std::size_t device, const std::shared_ptr<const Host>& host, bool enqueuing, Upload upload) {
+    std::vector<std::unique_ptr<Copy>> unused;  // declared first: freed after the lock goes
+    std::unique_lock lock(mutex_);
+    const std::pair key{device, host.get()};
+    for (;;) {
+      if (!enqueuing) take_unused(unused);
+      const auto it = entries_.find(key);
+      if (it == entries_.end()) break;
+      if (!it->second.on_device) {
+        uploaded_.wait(lock);  // another thread is uploading this object, which it holds
+        continue;
+      }
+      if (it->second.host.lock().get() == host.get()) return *it->second.on_device;
+      take(it, unused);  // a dead object's copy at this address
+      break;
+    }
+    take_unused(unused);
+    entry& e = entries_[key];  // stays put in the map while unlocked; only this thread erases it
+    e.host = host;
+    lock.unlock();
+    unused.clear();  // their room may be needed now
+    std::unique_ptr<Copy> copy;
+    try {
+      copy = upload();
+    } catch (...) {
+      lock.lock();
+      entries_.erase(key);
+      uploaded_.notify_all();
+      throw;
+    }
+    COPROVE_LOG(info, "cuda") << what_ << " of " << copy->circuit_id << " (" << copy->bytes << " bytes) now on device "
+                              << copy->device
+                              << (enqueuing ? " (uploaded while enqueuing: they were not prepared)" : "");
+    lock.lock();
+    bytes_ += copy->bytes;
+    e.on_device = std::move(copy);
+    uploaded_.notify_all();
+    return *e.on_device;
+  }
+
+  bool resident(std::size_t device, const Host& host) const {
+    std::lock_guard lock(mutex_);
+    const auto it = entries_.find({device, &host});
+    return it != entries_.end() && it->second.on_device && it->second.host.lock().get() == &host;
+  }
+
+  std::size_t bytes() const noexcept { return bytes_.load(); }
+
+ private:
+  struct entry {
+    std::weak_ptr<const Host> host;
+    std::unique_ptr<Copy> on_device;
+  };
+  using map = std::map<std::pair<std::size_t, const Host*>, entry>;
+
+  // Moves the copies whose host objects are gone out of the cache (the caller frees them outside
+  // the mutex). Called with mutex_ held.
+  void take_unused(std::vector<std::unique_ptr<Copy>>& unused) {
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (it->second.on_device && it->second.host.expired())
+        it = take(it, unused);
+      else
+        ++it;
+    }
+  }
+
+  // Moves one resident entry's copy into `unused` and erases the entry; returns the next. Called
+  // with mutex_ held.
+  typename map::iterator take(typename map::iterator it, std::vector<std::unique_ptr<Copy>>& unused) {
+    unused.push_back(std::move(it->second.on_device));
+    const Copy& gone = *unused.back();
+    COPROVE_LOG(info, "cuda") << what_ << " of " << gone.circuit_id << " (" << gone.bytes << " bytes) leave device "
+                              << gone.device << ": no one uses them any more";
+    bytes_ -= gone.bytes;
+    return entries_.erase(it);
+  }
+
+  const char* what_;
+  mutable std::mutex mutex_;
+  std::condition_variable uploaded_;  // an upload ended (resident or failed)
+  map entries_;
+  std::atomic<std::size_t> bytes_{0};  // of the resident copies
+};
 
 struct device_slot {
   int device = 0;
@@ -285,13 +449,15 @@ std::uint64_t elapsed_ns(const event& from, const event& to) {
 
 class cuda_backend final : public engine::compute_backend {
  public:
-  cuda_backend(std::vector<int> devices, std::size_t slots_per_device, completion_bridge::strategy bridge)
+  cuda_backend(std::vector<int> devices, std::size_t slots_per_device, completion_bridge::strategy bridge,
+               std::size_t msm_pool_max_bytes)
       : devices_(std::move(devices)), slots_per_device_(slots_per_device), source_(bridges_) {
     for (int d : devices_) {
       names_.push_back(device_name(d));
       scoped_device on(d);
       for (std::size_t s = 0; s < slots_per_device_; ++s) slots_.push_back(std::make_unique<device_slot>(d, s));
       bridges_.push_back(std::make_unique<completion_bridge>(bridge));
+      msm_contexts_.push_back(std::make_unique<msm_context>(d, ~std::size_t{0}, msm_pool_max_bytes));
     }
     COPROVE_LOG(info, "cuda") << "CUDA backend on " << devices_.size() << " device(s), " << slots_per_device_
                               << " worker slots each, completion bridge " << to_string(bridges_.front()->get_strategy());
@@ -373,14 +539,15 @@ class cuda_backend final : public engine::compute_backend {
       for (std::size_t s = 0; s < slots_per_device_; ++s) slots_[worker.device * slots_per_device_ + s]->prepare(log_n, task.domain->roots());
     }
     const device_pce* pce = nullptr;
-    if (task.stages.contains(engine::quotient_stage::spmv)) {
-      pce = &device_matrices(worker.device, task.matrices, true);
-      w.prepare_witness(task.witness.size());
-    }
+    if (task.stages.contains(engine::quotient_stage::spmv)) pce = &device_matrices(worker.device, task.matrices, true);
+    const device_key* key = nullptr;
+    if (task.stages.contains(engine::quotient_stage::proof_msms))
+      key = &device_proving_key(worker.device, task.key, "a circuit not prepared", true);
+    if (!task.witness.empty()) w.prepare_witness(task.witness.size());
     const std::size_t bytes = task.domain->size() * sizeof(field::fr);
     auto events = w.take_events();
     try {
-      enqueue_stages(w, task, pce, bytes, *events);
+      enqueue_stages(w, task, pce, key, *msm_contexts_[worker.device], bytes, *events);
     } catch (...) {
       // Part of the work may be queued and reading the caller's buffers, which the caller frees
       // once it hears of the failure: let it finish first.
@@ -392,8 +559,10 @@ class cuda_backend final : public engine::compute_backend {
     events->owner = this;
     events->slot = &w;
     events->stages = task.stages;
-    events->h2d_bytes = pce != nullptr ? task.witness.size_bytes() : (task.c.empty() ? 2 : 3) * bytes;
+    events->h2d_bytes =
+        task.witness.size_bytes() + (pce != nullptr ? 0 : (task.c.empty() ? 2 : 3) * bytes);
     events->matrices = task.matrices;
+    events->key = task.key;
     events->done = std::move(done);
     {
       std::lock_guard lock(outstanding_mutex_);
@@ -420,19 +589,22 @@ class cuda_backend final : public engine::compute_backend {
         t.d2h_bytes = events->d2h_bytes;
         t.spmv_ns = events->stages.contains(engine::quotient_stage::spmv) ? elapsed_ns(events->h2d, events->spmv) : 0;
         t.compute_ns = elapsed_ns(events->evaluated, events->compute);
-        t.d2h_ns = elapsed_ns(events->h_evaluated, events->d2h);
+        t.msm_ns = elapsed_ns(events->h_evaluated, events->msm);
+        t.d2h_ns = elapsed_ns(events->msm, events->d2h);
         t.evaluation_ns =
             evaluated ? elapsed_ns(events->spmv, events->evaluated) + elapsed_ns(events->compute, events->h_evaluated) : 0;
       } catch (const std::exception& e) {
         COPROVE_LOG(warning, "cuda") << "reading the stage timings failed: " << e.what();
       }
       result.h_copied = events->stages.contains(engine::quotient_stage::copy_h_to_host);
+      if (events->stages.contains(engine::quotient_stage::proof_msms)) result.sums = events->sums.combine();
     }
     engine::quotient_completion done = std::move(events->done);
-    // The task held its matrices until its work was done, so their device copy is never freed
+    // The task held its matrices (and key) until its work was done, so their device copy is never freed
     // under a running SpMV; let go before the caller hears of it, so that a caller who drops its
     // own reference then finds them unused at its next call.
     events->matrices.reset();
+    events->key.reset();
     events->slot->return_events(std::move(events));
     done.complete(ec, std::move(result));
     std::lock_guard lock(self.outstanding_mutex_);
@@ -444,7 +616,7 @@ class cuda_backend final : public engine::compute_backend {
   // listed. The quotient overwrites all three buffers, so a, b and c are evaluated before it; h
   // stays in the first of them until the slot's next task.
   static void enqueue_stages(device_slot& w, const engine::quotient_task& task, const device_pce* pce,
-                             std::size_t bytes, stage_events& events) {
+                             const device_key* key, msm_context& msm, std::size_t bytes, stage_events& events) {
     const bool evaluate = task.stages.contains(engine::quotient_stage::evaluate_at_zeta);
     const bool copy_h = task.stages.contains(engine::quotient_stage::copy_h_to_host);
     events.d2h_bytes = 0;  // the events are reused from task to task
@@ -456,10 +628,10 @@ class cuda_backend final : public engine::compute_backend {
     {
       nvtx_range range("coprove h2d");
       events.start.record(s);
-      if (pce != nullptr) {
+      if (!task.witness.empty())  // for the SpMV, or the proof's MSMs
         COPROVE_CUDA_TRY(cudaMemcpyAsync(w.witness.data, task.witness.data(), task.witness.size_bytes(),
                                          cudaMemcpyHostToDevice, s));
-      } else {
+      if (pce == nullptr) {
         COPROVE_CUDA_TRY(cudaMemcpyAsync(w.a.data, task.a.data(), bytes, cudaMemcpyHostToDevice, s));
         COPROVE_CUDA_TRY(cudaMemcpyAsync(w.b.data, task.b.data(), bytes, cudaMemcpyHostToDevice, s));
         if (!task.c.empty())  // the odd-coset form forms c from a and b
@@ -496,6 +668,21 @@ class cuda_backend final : public engine::compute_backend {
       evaluate_coefficients_async(w.a.data, log_n, zeta, d_values + 3, d_scratch, s);
     }
     events.h_evaluated.record(s);
+    if (key != nullptr) {
+      // h where the quotient left it (as many values as the key has H points), the witness where
+      // the upload put it; the sums go straight to the page-locked area.
+      nvtx_range range("coprove msm");
+      const groth16::proving_key& pk = *task.key;
+      const field::fr* witness = w.witness.data;
+      pinned_sums::windows& out = *events.sums.data;
+      msm_windows_async(msm, key->h, w.a.data, pk.h.size(), &out.h, s);
+      msm_windows_async(msm, key->a, witness, pk.num_variables(), &out.a, s);
+      msm_windows_async(msm, key->b_g1, witness, pk.num_variables(), &out.b_g1, s);
+      msm_windows_async(msm, key->l, witness + pk.num_inputs(), pk.num_aux(), &out.l, s);
+      msm_windows_async(msm, key->b_g2, witness, pk.num_variables(), &out.b_g2, s);
+      events.d2h_bytes += events.sums.copied_bytes();
+    }
+    events.msm.record(s);
     {
       nvtx_range range("coprove d2h");
       if (copy_h) {
@@ -519,12 +706,48 @@ class cuda_backend final : public engine::compute_backend {
 
   bool matrices_resident(std::size_t device, const r1cs::pce_matrices& matrices) const override {
     check_device(device);
-    std::lock_guard lock(pces_mutex_);
-    const auto it = pces_.find({device, &matrices});
-    return it != pces_.end() && it->second.on_device && it->second.host.lock().get() == &matrices;
+    return pces_.resident(device, matrices);
   }
 
-  std::size_t resident_matrices_bytes() const noexcept override { return pces_bytes_.load(); }
+  std::size_t resident_matrices_bytes() const noexcept override { return pces_.bytes(); }
+
+  void prepare_key(std::size_t device, const std::shared_ptr<const groth16::proving_key>& key,
+                   std::string_view circuit) override {
+    check_device(device);
+    if (!key) throw std::invalid_argument("cuda backend: prepare_key without a key");
+    device_proving_key(device, key, circuit, false);
+  }
+
+  bool key_resident(std::size_t device, const groth16::proving_key& key) const override {
+    check_device(device);
+    return keys_.resident(device, key);
+  }
+
+  std::size_t resident_key_bytes() const noexcept override { return keys_.bytes(); }
+
+  std::optional<engine::device_memory> device_memory_of(std::size_t device) const override {
+    check_device(device);
+    scoped_device on(devices_[device]);
+    engine::device_memory m;
+    COPROVE_CUDA_TRY(cudaMemGetInfo(&m.free_bytes, &m.total_bytes));
+    return m;
+  }
+
+  std::size_t device_working_bytes(std::size_t n, std::size_t variables) const noexcept override {
+    // a, b, c and the witness, the evaluation's scratch, and the largest MSM's workspace (the
+    // slot's MSMs run one after another on its stream).
+    const std::size_t log_n = static_cast<std::size_t>(std::countr_zero(n));
+    std::size_t msm = 0;
+    try {
+      for (const auto& [group, count] :
+           {std::pair{msm_group::g1, std::max(n, variables)}, std::pair{msm_group::g2, variables}})
+        msm = std::max(msm, msm_workspace_bytes(plan_msm(group, count, 0)));
+    } catch (const std::exception&) {
+      return ~std::size_t{0};  // beyond the MSM's sizes: nothing fits
+    }
+    return (3 * n + variables) * sizeof(field::fr) + 4 * sizeof(field::fr) +
+           evaluation_scratch_bytes(static_cast<unsigned>(log_n)) + msm;
+  }
 
   runtime::spin_source* completion_source() const noexcept override { return &source_; }
 
@@ -535,77 +758,20 @@ class cuda_backend final : public engine::compute_backend {
                                   std::to_string(devices_.size()) + " devices)");
   }
 
-  // The matrices on `device`, uploaded (blocking, on this thread) unless the device holds them or
-  // another thread is uploading them, which this one then waits for. The mutex is not held during
-  // the copy: a thread whose matrices are resident never waits for another circuit's upload. The
-  // copies of matrices nobody uses any more are freed, after the mutex is released, before an
-  // upload (their room may be needed) and on every call from prepare_matrices; never when
-  // start_quotient finds its matrices resident, since cudaFree waits for the device and the
-  // enqueuing thread is the engine's io thread.
   const device_pce& device_matrices(std::size_t device, const std::shared_ptr<const r1cs::pce_matrices>& m,
                                     bool enqueuing) {
-    std::vector<std::unique_ptr<device_pce>> unused;  // declared first: freed after the lock goes
-    std::unique_lock lock(pces_mutex_);
-    const std::pair key{device, m.get()};
-    for (;;) {
-      if (!enqueuing) take_unused(unused);
-      const auto it = pces_.find(key);
-      if (it == pces_.end()) break;
-      if (!it->second.on_device) {
-        // Another thread is uploading matrices at this address, which it holds: these.
-        pce_uploaded_.wait(lock);
-        continue;
-      }
-      if (it->second.host.lock().get() == m.get()) return *it->second.on_device;
-      take(it, unused);  // a dead object's copy at this address
-      break;
-    }
-    take_unused(unused);
-    cached_pce& entry = pces_[key];  // stays put in the map while unlocked; only this thread erases it
-    entry.host = m;
-    lock.unlock();
-    unused.clear();  // their room may be needed now
-    std::unique_ptr<device_pce> uploaded;
-    try {
+    return pces_.get(device, m, enqueuing, [&] {
       scoped_device on(devices_[device]);
-      uploaded = std::make_unique<device_pce>(*m, devices_[device]);
-    } catch (...) {
-      lock.lock();
-      pces_.erase(key);
-      pce_uploaded_.notify_all();
-      throw;
-    }
-    COPROVE_LOG(info, "cuda") << "matrices of " << m->circuit_id << " (" << m->nonzeros() << " entries, "
-                              << uploaded->bytes << " bytes) now on device " << devices_[device]
-                              << (enqueuing ? " (uploaded while enqueuing: they were not prepared)" : "");
-    lock.lock();
-    pces_bytes_ += uploaded->bytes;
-    entry.on_device = std::move(uploaded);
-    pce_uploaded_.notify_all();
-    return *entry.on_device;
+      return std::make_unique<device_pce>(*m, devices_[device]);
+    });
   }
 
-  // Moves the device copies whose host matrices are gone out of the cache (the caller frees them
-  // outside the mutex). Every task holds its matrices until it completes, so a copy whose matrices
-  // are gone is read by no task in flight. Called with pces_mutex_ held.
-  void take_unused(std::vector<std::unique_ptr<device_pce>>& unused) {
-    for (auto it = pces_.begin(); it != pces_.end();) {
-      if (it->second.on_device && it->second.host.expired())
-        it = take(it, unused);
-      else
-        ++it;
-    }
-  }
-
-  // Moves one resident entry's device copy into `unused` and erases the entry; returns the next.
-  // Called with pces_mutex_ held.
-  device_pce_map::iterator take(device_pce_map::iterator it, std::vector<std::unique_ptr<device_pce>>& unused) {
-    unused.push_back(std::move(it->second.on_device));
-    const device_pce& gone = *unused.back();
-    COPROVE_LOG(info, "cuda") << "matrices of " << gone.circuit_id << " (" << gone.bytes << " bytes) leave device "
-                              << gone.device << ": no one uses them any more";
-    pces_bytes_ -= gone.bytes;
-    return pces_.erase(it);
+  const device_key& device_proving_key(std::size_t device, const std::shared_ptr<const groth16::proving_key>& k,
+                                       std::string_view circuit, bool enqueuing) {
+    return keys_.get(device, k, enqueuing, [&] {
+      scoped_device on(devices_[device]);
+      return std::make_unique<device_key>(*k, std::string(circuit), devices_[device]);
+    });
   }
 
   // Every device's bridge as one spin source for the io thread.
@@ -631,10 +797,9 @@ class cuda_backend final : public engine::compute_backend {
   std::size_t slots_per_device_;
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<device_slot>> slots_;  // device * slots_per_device + slot
-  mutable std::mutex pces_mutex_;
-  std::condition_variable pce_uploaded_;  // an upload ended (resident or failed)
-  device_pce_map pces_;
-  std::atomic<std::size_t> pces_bytes_{0};  // of the resident copies
+  resident_cache<r1cs::pce_matrices, device_pce> pces_{"matrices"};
+  resident_cache<groth16::proving_key, device_key> keys_{"proving key"};
+  std::vector<std::unique_ptr<msm_context>> msm_contexts_;  // by device index
   std::vector<std::unique_ptr<completion_bridge>> bridges_;
   mutable bridges_source source_;
   std::mutex outstanding_mutex_;
@@ -652,7 +817,7 @@ std::size_t cuda_device_count() noexcept {
 std::string_view default_bridge_strategy() noexcept { return to_string(completion_bridge::default_strategy); }
 
 std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devices, std::size_t slots_per_device,
-                                                           std::string_view bridge) {
+                                                           std::string_view bridge, std::size_t msm_pool_max_bytes) {
   completion_bridge::strategy strategy = completion_bridge::default_strategy;
   if (!bridge.empty()) {
     bool known = false;
@@ -682,7 +847,7 @@ std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devi
     if (!seen.insert(d).second)
       throw std::invalid_argument("cuda backend: device " + std::to_string(d) + " is listed twice");
   }
-  return std::make_unique<cuda_backend>(std::move(devices), slots_per_device, strategy);
+  return std::make_unique<cuda_backend>(std::move(devices), slots_per_device, strategy, msm_pool_max_bytes);
 }
 
 }  // namespace coprove::cuda

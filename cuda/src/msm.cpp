@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -93,11 +94,12 @@ class workspace {
 
 std::size_t scan_items(const msm_plan& plan) { return std::max(plan.groups, std::size_t{plan.windows}) + 1; }
 
-template <class Affine, class Xyzz>
+// One run: the sum into *result, or (windows != null) the window sums into *windows.
+template <class Affine, class Xyzz, class Windows = void>
 void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::fr* scalars, std::size_t count,
-             Xyzz* result, cudaStream_t stream, const msm_gpu_options& options) {
+             Xyzz* result, cudaStream_t stream, const msm_gpu_options& options, Windows* windows = nullptr) {
   constexpr msm_group group = affine_traits<Affine>::group;
-  if (result == nullptr) throw std::invalid_argument("MSM: null result");
+  if (result == nullptr && windows == nullptr) throw std::invalid_argument("MSM: null result");
   if (count > bases.size())
     throw std::invalid_argument("MSM: " + std::to_string(count) + " scalars for " + std::to_string(bases.size()) +
                                 " bases");
@@ -109,7 +111,13 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
     throw std::invalid_argument("MSM: scalars must be 16-byte aligned");
   const msm_plan plan = plan_msm(group, count, options.window_bits);
   scoped_device scope(bases.device());
-  device_view(result, bases.device(), "the result");
+  if (windows != nullptr) {
+    device_view(windows, bases.device(), "the window sums");
+    windows->windows = count == 0 ? 0 : plan.windows;
+    windows->window_bits = plan.window_bits;
+  } else {
+    device_view(result, bases.device(), "the result");
+  }
   const void* d_scalars = count > 0 ? device_view(scalars, bases.device(), "the scalars") : nullptr;
 
   workspace ws(context, msm_workspace_bytes(plan), stream);
@@ -123,7 +131,9 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
     mark(&msm_phase_events::placed);
     mark(&msm_phase_events::buckets);
     detail::msm_write_identity(group, slot, stream);
-    COPROVE_CUDA_TRY(cudaMemcpyAsync(result, slot, pb, cudaMemcpyDefault, stream));
+    // No windows: the identity as the ones' group alone.
+    void* const to = windows != nullptr ? static_cast<void*>(windows->sums) : static_cast<void*>(result);
+    COPROVE_CUDA_TRY(cudaMemcpyAsync(to, slot, pb, cudaMemcpyDefault, stream));
     mark(&msm_phase_events::done);
     return;
   }
@@ -150,6 +160,7 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
   auto* window_counts = ws.take<std::uint32_t>((plan.windows + 1) * 4);
   auto* window_off_a = ws.take<std::uint32_t>((plan.windows + 1) * 4);
   auto* window_off_b = ws.take<std::uint32_t>((plan.windows + 1) * 4);
+  void* gathered = windows != nullptr ? ws.take<void>((plan.windows + 1) * pb) : nullptr;
 
   // Entries: count per group, offsets, placement.
   mark(&msm_phase_events::start);
@@ -205,20 +216,27 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
     window_in_off = written_off;
     std::swap(window_in, window_out);
   }
-  detail::msm_combine_windows(group, window_in, window_in_off, plan.windows, plan.window_bits, bucket_sums, bucket_off,
-                              groups - 1, slot, stream);
-  COPROVE_CUDA_TRY(cudaMemcpyAsync(result, slot, pb, cudaMemcpyDefault, stream));
+  if (windows != nullptr) {
+    detail::msm_gather_windows(group, window_in, window_in_off, plan.windows, bucket_sums, bucket_off, groups - 1,
+                               gathered, stream);
+    COPROVE_CUDA_TRY(cudaMemcpyAsync(windows->sums, gathered, (plan.windows + 1) * pb, cudaMemcpyDefault, stream));
+  } else {
+    detail::msm_combine_windows(group, window_in, window_in_off, plan.windows, plan.window_bits, bucket_sums,
+                                bucket_off, groups - 1, slot, stream);
+    COPROVE_CUDA_TRY(cudaMemcpyAsync(result, slot, pb, cudaMemcpyDefault, stream));
+  }
   mark(&msm_phase_events::done);
 }
 
 }  // namespace
 
-msm_context::msm_context(int device, std::size_t retain_bytes) : device_(device) {
+msm_context::msm_context(int device, std::size_t retain_bytes, std::size_t max_bytes) : device_(device) {
   check_device(device);
   cudaMemPoolProps props{};
   props.allocType = cudaMemAllocationTypePinned;
   props.location.type = cudaMemLocationTypeDevice;
   props.location.id = device;
+  props.maxSize = max_bytes;
   COPROVE_CUDA_TRY(cudaMemPoolCreate(&pool_, &props));
   std::uint64_t threshold = retain_bytes;
   const cudaError_t status = cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold);
@@ -254,22 +272,37 @@ msm_bases<Affine>::msm_bases(std::span<const Affine> points, int device) : count
   if (points.empty()) return;
   cudaPointerAttributes attributes{};
   COPROVE_CUDA_TRY(cudaPointerGetAttributes(&attributes, points.data()));
-  if (attributes.type != cudaMemoryTypeHost)
-    throw std::invalid_argument("MSM: the bases must be uploaded from page-locked host memory");
+  const bool page_locked = attributes.type == cudaMemoryTypeHost;
   constexpr std::size_t chunk = std::size_t{1} << 18;
   const std::size_t staged = std::min(chunk, points.size());
+  const std::size_t half_bytes = staged * sizeof(Affine);
   void* staging = nullptr;
+  void* host_staging = nullptr;  // pageable points pass through it, a chunk a half
+  cudaEvent_t half_free[2] = {nullptr, nullptr};
   cudaStream_t stream = nullptr;
   try {
     COPROVE_CUDA_TRY(cudaMalloc(&data_, points.size() * traits::device_bytes));
-    COPROVE_CUDA_TRY(cudaMalloc(&staging, 2 * staged * sizeof(Affine)));
+    COPROVE_CUDA_TRY(cudaMalloc(&staging, 2 * half_bytes));
     COPROVE_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    if (!page_locked) {
+      COPROVE_CUDA_TRY(cudaHostAlloc(&host_staging, 2 * half_bytes, cudaHostAllocPortable));
+      for (cudaEvent_t& e : half_free) COPROVE_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    }
     // Two staging halves on one stream: each copy waits only for the reformatting that used its half
-    // two chunks ago, so the copy engine and the kernels overlap.
+    // two chunks ago, so the copy engine and the kernels overlap (and, from pageable memory, the
+    // host's copy into the page-locked half overlaps both).
     for (std::size_t begin = 0, k = 0; begin < points.size(); begin += chunk, ++k) {
       const std::size_t n = std::min(chunk, points.size() - begin);
-      auto* half = static_cast<unsigned char*>(staging) + (k % 2) * staged * sizeof(Affine);
-      COPROVE_CUDA_TRY(cudaMemcpyAsync(half, points.data() + begin, n * sizeof(Affine), cudaMemcpyHostToDevice, stream));
+      auto* half = static_cast<unsigned char*>(staging) + (k % 2) * half_bytes;
+      const void* from = points.data() + begin;
+      if (!page_locked) {
+        auto* host_half = static_cast<unsigned char*>(host_staging) + (k % 2) * half_bytes;
+        if (k >= 2) COPROVE_CUDA_TRY(cudaEventSynchronize(half_free[k % 2]));
+        std::memcpy(host_half, from, n * sizeof(Affine));
+        from = host_half;
+      }
+      COPROVE_CUDA_TRY(cudaMemcpyAsync(half, from, n * sizeof(Affine), cudaMemcpyHostToDevice, stream));
+      if (!page_locked) COPROVE_CUDA_TRY(cudaEventRecord(half_free[k % 2], stream));
       detail::msm_repack_bases(traits::group, half, sizeof(Affine), offsetof(Affine, infinity),
                                static_cast<unsigned char*>(data_) + begin * traits::device_bytes, n, stream);
     }
@@ -277,11 +310,17 @@ msm_bases<Affine>::msm_bases(std::span<const Affine> points, int device) : count
   } catch (...) {
     if (stream != nullptr) COPROVE_CUDA_ASSERT_OK(cudaStreamSynchronize(stream));
     if (stream != nullptr) COPROVE_CUDA_ASSERT_OK(cudaStreamDestroy(stream));
+    for (cudaEvent_t e : half_free)
+      if (e != nullptr) COPROVE_CUDA_ASSERT_OK(cudaEventDestroy(e));
+    if (host_staging != nullptr) COPROVE_CUDA_ASSERT_OK(cudaFreeHost(host_staging));
     if (staging != nullptr) COPROVE_CUDA_ASSERT_OK(cudaFree(staging));
     release();
     throw;
   }
   COPROVE_CUDA_ASSERT_OK(cudaStreamDestroy(stream));
+  for (cudaEvent_t e : half_free)
+    if (e != nullptr) COPROVE_CUDA_ASSERT_OK(cudaEventDestroy(e));
+  if (host_staging != nullptr) COPROVE_CUDA_ASSERT_OK(cudaFreeHost(host_staging));
   COPROVE_CUDA_ASSERT_OK(cudaFree(staging));
 }
 
@@ -337,6 +376,16 @@ void msm_async(msm_context& context, const msm_bases_g1& bases, const field::fr*
 void msm_async(msm_context& context, const msm_bases_g2& bases, const field::fr* scalars, std::size_t count,
                field::g2_xyzz* result, cudaStream_t stream, const msm_gpu_options& options) {
   run_msm(context, bases, scalars, count, result, stream, options);
+}
+
+void msm_windows_async(msm_context& context, const msm_bases_g1& bases, const field::fr* scalars, std::size_t count,
+                       msm_window_sums_g1* out, cudaStream_t stream, const msm_gpu_options& options) {
+  run_msm<field::g1_affine, field::g1_xyzz>(context, bases, scalars, count, nullptr, stream, options, out);
+}
+
+void msm_windows_async(msm_context& context, const msm_bases_g2& bases, const field::fr* scalars, std::size_t count,
+                       msm_window_sums_g2* out, cudaStream_t stream, const msm_gpu_options& options) {
+  run_msm<field::g2_affine, field::g2_xyzz>(context, bases, scalars, count, nullptr, stream, options, out);
 }
 
 }  // namespace coprove::cuda

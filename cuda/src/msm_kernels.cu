@@ -263,6 +263,16 @@ __global__ void combine_kernel(const xyzz_device<F>* window_sums, const std::uin
 }
 
 template <class F>
+__global__ void gather_windows_kernel(const xyzz_device<F>* window_sums, const std::uint32_t* window_offsets,
+                                      unsigned windows, const xyzz_device<F>* bucket_sums,
+                                      const std::uint32_t* bucket_offsets, std::size_t ones_group,
+                                      xyzz_device<F>* out) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < windows) out[t] = group_sum(window_sums, window_offsets, t);
+  if (t == windows) out[t] = group_sum(bucket_sums, bucket_offsets, ones_group);
+}
+
+template <class F>
 __global__ void identity_kernel(xyzz_device<F>* result) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *result = xyzz_identity<F>();
 }
@@ -394,6 +404,24 @@ void msm_combine_windows(msm_group group, const void* window_sums, const std::ui
                                                      static_cast<const xyzz_device<fq2_device>*>(bucket_sums),
                                                      bucket_offsets, ones_group,
                                                      static_cast<xyzz_device<fq2_device>*>(result));
+  }
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+void msm_gather_windows(msm_group group, const void* window_sums, const std::uint32_t* window_offsets,
+                        unsigned windows, const void* bucket_sums, const std::uint32_t* bucket_offsets,
+                        std::size_t ones_group, void* out, cudaStream_t stream) {
+  const std::size_t threads = std::size_t{windows} + 1;
+  if (group == msm_group::g1) {
+    gather_windows_kernel<fq_device><<<blocks_for(threads, 64), 64, 0, stream>>>(
+        static_cast<const xyzz_device<fq_device>*>(window_sums), window_offsets, windows,
+        static_cast<const xyzz_device<fq_device>*>(bucket_sums), bucket_offsets, ones_group,
+        static_cast<xyzz_device<fq_device>*>(out));
+  } else {
+    gather_windows_kernel<fq2_device><<<blocks_for(threads, 64), 64, 0, stream>>>(
+        static_cast<const xyzz_device<fq2_device>*>(window_sums), window_offsets, windows,
+        static_cast<const xyzz_device<fq2_device>*>(bucket_sums), bucket_offsets, ones_group,
+        static_cast<xyzz_device<fq2_device>*>(out));
   }
   COPROVE_CUDA_CHECK_LAUNCH();
 }

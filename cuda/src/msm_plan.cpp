@@ -116,7 +116,8 @@ msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits) {
   plan.workspace_bytes = align_up(count * 32) + 3 * offsets + align_up(plan.entries * 4) +
                          align_up(even * plan.point_bytes) + align_up(odd * plan.point_bytes) +
                          align_up(plan.windows * plan.segments * plan.point_bytes) +
-                         align_up(window_odd * plan.point_bytes) + 3 * window_offsets + align_up(plan.point_bytes);
+                         align_up(window_odd * plan.point_bytes) + 3 * window_offsets + align_up(plan.point_bytes) +
+                         align_up((plan.windows + 1) * plan.point_bytes);  // the window sums gathered for the host
   return plan;
 }
 

@@ -68,6 +68,9 @@ TEST_CASE("a quotient task lists its stages and their inputs", "[prover][backend
   CHECK(task.h.data() == h.data());
   CHECK(refusal(task).empty());
   CHECK(to_string(quotient_stage::copy_h_to_host) == "copy_h_to_host");
+  CHECK(to_string(quotient_stage::proof_msms) == "proof_msms");
+  CHECK_FALSE(task.stages.contains(quotient_stage::proof_msms));
+  CHECK_FALSE(task.key);
 
   quotient_stages stages{quotient_stage::spmv};
   CHECK_FALSE(stages.empty());

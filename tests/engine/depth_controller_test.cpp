@@ -36,33 +36,34 @@ std::vector<std::size_t> feed(depth_controller& c, const depth_sample& s, int n,
 
 }  // namespace
 
-TEST_CASE("the depth formula is slots x (1 + CPU time / device time) x margin", "[engine][depth][cpu]") {
-  // 2 slots, synthesis 3 x the device: 2 x 4 x 1.25 = 10.
-  CHECK(depth_controller::wanted(2, 30.0, 10.0, 0.0) == 10);
-  // The proof after the device holds the permit too: 2 x (1 + (30 + 10) / 10) x 1.25 = 12.5 -> 13.
-  CHECK(depth_controller::wanted(2, 30.0, 10.0, 10.0) == 13);
-  // Fast synthesis still keeps every slot busy.
-  CHECK(depth_controller::wanted(4, 0.0, 10.0, 0.0) == 5);
-  CHECK(depth_controller::wanted(3, 0.0, 0.0, 0.0) == 4);
+TEST_CASE("the depth formula is slots x ((1 + CPU time / device time) x margin + 1)", "[engine][depth][cpu]") {
+  // 2 slots, synthesis 3 x the device: 2 x (4 x 1.25 + 1) = 12.
+  CHECK(depth_controller::wanted(2, 30.0, 10.0, 0.0) == 12);
+  // The proof after the device holds the permit too: 2 x ((1 + (30 + 10) / 10) x 1.25 + 1) = 14.5 -> 15.
+  CHECK(depth_controller::wanted(2, 30.0, 10.0, 10.0) == 15);
+  // Fast synthesis still keeps every slot busy, with one ready behind each.
+  CHECK(depth_controller::wanted(4, 0.0, 10.0, 0.0) == 9);
+  CHECK(depth_controller::wanted(3, 0.0, 0.0, 0.0) == 7);
   // A device that takes no time asks for as much as the limits allow.
   CHECK(depth_controller::wanted(1, 5.0, 0.0, 0.0) > 1000);
 }
 
-TEST_CASE("the CPU limit is the synthesis threads a device plus two partitions a slot", "[engine][depth][cpu]") {
-  CHECK(depth_controller::cpu_limit({1, 2, 16, 100}) == 20);
-  CHECK(depth_controller::cpu_limit({4, 2, 16, 100}) == 8);
-  CHECK(depth_controller::cpu_limit({3, 1, 16, 100}) == 8);  // 16 / 3 rounded up
+TEST_CASE("the CPU limit is twice the synthesis threads a device plus two partitions a slot", "[engine][depth][cpu]") {
+  CHECK(depth_controller::cpu_limit({1, 2, 16, 100}) == 36);
+  CHECK(depth_controller::cpu_limit({4, 2, 16, 100}) == 12);
+  CHECK(depth_controller::cpu_limit({3, 1, 16, 100}) == 14);  // 16 / 3 rounded up, twice, + 2
 }
 
 TEST_CASE("the depth starts from an estimate within the limits", "[engine][depth][cpu]") {
-  // Stages as long as the device's: 2 x 2 x 1.25 = 5.
+  // Stages as long as the device's: 2 x (2 x 1.25 + 1) = 7.
   depth_controller c({1, 2, 16, 64});
-  CHECK(c.depth() == 5);
+  CHECK(c.depth() == 7);
   CHECK_FALSE(c.figures().measured);
   // The plan's limit caps the estimate.
   CHECK(depth_controller({1, 2, 16, 3}).depth() == 3);
-  // So does the CPU's: 1 thread, 1 slot -> 1 + 2.
-  CHECK(depth_controller({1, 1, 1, 64}).depth() == 3);
+  // So does the CPU's: 1 thread, 1 slot -> 2 + 2 (the estimate wants 2 x 1.25 + 1 -> 4).
+  CHECK(depth_controller({1, 1, 1, 64}).depth() == 4);
+  CHECK(depth_controller({1, 2, 1, 64}).depth() == 6);  // wants 7, the CPU can use 2 + 4
   CHECK_THROWS_AS(depth_controller({0, 1, 1, 1}), std::invalid_argument);
   CHECK_THROWS_AS(depth_controller({1, 1, 1, 0}), std::invalid_argument);
 }
@@ -74,7 +75,7 @@ TEST_CASE("the depth waits for a device's worth of samples before it moves", "[e
   CHECK(c.depth() == estimate);
   const auto changed = c.record(sample(90, 10));
   REQUIRE(changed.has_value());
-  CHECK(*changed == 50);  // 4 x (1 + 9) x 1.25
+  CHECK(*changed == 54);  // 4 x ((1 + 9) x 1.25 + 1)
   CHECK(c.figures().measured);
   CHECK(c.figures().samples == 4);
 }
@@ -82,38 +83,38 @@ TEST_CASE("the depth waits for a device's worth of samples before it moves", "[e
 TEST_CASE("the depth follows stage times up and down within the limits", "[engine][depth][cpu]") {
   const depth_limits limits{1, 2, 16, 14};
   depth_controller c(limits);
-  const std::size_t upper = 14;  // min(cpu 20, plan 14)
+  const std::size_t upper = 14;  // min(cpu 36, plan 14)
 
-  // Synthesis 5 x the device: wants 2 x 6 x 1.25 = 15, capped by the plan.
+  // Synthesis 5 x the device: wants 2 x (6 x 1.25 + 1) = 17, capped by the plan.
   auto up = feed(c, sample(50, 10), 40, upper);
   REQUIRE_FALSE(up.empty());
   CHECK(c.depth() == 14);
-  CHECK(c.figures().wanted == 15);
+  CHECK(c.figures().wanted == 17);
   CHECK(c.figures().plan_limit == 14);
   // It only ever rose on the way.
   for (std::size_t i = 1; i < up.size(); ++i) CHECK(up[i] > up[i - 1]);
 
-  // Synthesis falls to the device's time: 2 x 2 x 1.25 = 5, reached without passing below it.
+  // Synthesis falls to the device's time: 2 x (2 x 1.25 + 1) = 7, reached without passing below it.
   auto down = feed(c, sample(10, 10), 80, upper);
   REQUIRE_FALSE(down.empty());
   for (std::size_t i = 1; i < down.size(); ++i) CHECK(down[i] < down[i - 1]);
-  for (auto d : down) CHECK(d >= 5);
-  // It settles within one above the target (6: the mean approaches 10 ms from above) and does not
+  for (auto d : down) CHECK(d >= 7);
+  // It settles within one above the target (8: the mean approaches 10 ms from above) and does not
   // flap by one.
-  CHECK(c.figures().wanted == 6);
-  CHECK(c.depth() <= 7);
+  CHECK(c.figures().wanted == 8);
+  CHECK(c.depth() <= 9);
 
   // And back up when synthesis slows again.
   feed(c, sample(30, 10), 80, upper);
-  CHECK(c.depth() == 10);  // 2 x 4 x 1.25
+  CHECK(c.depth() == 12);  // 2 x (4 x 1.25 + 1)
 }
 
 TEST_CASE("the CPU limit caps a CPU-bound workload", "[engine][depth][cpu]") {
-  // 4 threads, one device of 2 slots: synthesis 50 x the device wants 128; the CPU can use 4 + 4.
+  // 4 threads, one device of 2 slots: synthesis 50 x the device wants 130; the CPU can use 8 + 4.
   depth_controller c({1, 2, 4, 1000});
-  feed(c, sample(500, 10), 20, 8);
-  CHECK(c.depth() == 8);
-  CHECK(c.figures().cpu_limit == 8);
+  feed(c, sample(500, 10), 20, 12);
+  CHECK(c.depth() == 12);
+  CHECK(c.figures().cpu_limit == 12);
 }
 
 TEST_CASE("a constraint-cache build is not taken for a partition's synthesis", "[engine][depth][cpu]") {
@@ -128,5 +129,5 @@ TEST_CASE("a constraint-cache build is not taken for a partition's synthesis", "
   CHECK(c.figures().synthesis_ms == 10.0);
   c.record(build);
   CHECK(c.figures().synthesis_ms == 10.0);
-  CHECK(c.depth() == 3);  // 1 x 2 x 1.25 -> 3
+  CHECK(c.depth() == 4);  // 1 x (2 x 1.25 + 1) -> 4
 }

@@ -3,12 +3,16 @@
 // request), on the slow path, the PCE path with the SpMV on the backend and with it on the host;
 // the deterministic mode gives the same proof on every path; a request without a key, a key that
 // does not fit its circuit and a plan without room for the key are refused with the numbers; a
-// proof that cannot be made fails its job and gives everything back.
+// proof that cannot be made fails its job and gives everything back. The host backend's proof
+// stage (the five MSMs in its worker slots) gives groth16's sums.
 #include <coprove/engine/engine.hpp>
 
 #include <coprove/engine/host_backend.hpp>
+#include <coprove/field/quotient.hpp>
 #include <coprove/groth16/proof.hpp>
+#include <coprove/groth16/prover.hpp>
 #include <coprove/groth16/verifier.hpp>
+#include <coprove/r1cs/pce.hpp>
 #include <coprove/r1cs/circuits.hpp>
 #include <coprove/r1cs/synthesis.hpp>
 #include <support/test_keys.hpp>
@@ -228,3 +232,55 @@ TEST_CASE("a proof that cannot be made fails its job and gives everything back",
 }
 
 }  // namespace
+
+TEST_CASE("the proof's MSMs on the host backend give groth16's sums, from the assignment or from a, b and c",
+          "[prover][backend][proof][cpu]") {
+  const auto key = test::test_key("mimc", 10);
+  host_backend backend(1, 2);
+  r1cs::pce_cache cache;
+  const std::size_t n = 1024;
+  std::vector<fr> a(n), b(n), c(n), h(n);
+  cache.synthesize(*r1cs::make_circuit("mimc", 10, 1, 0), a, b, c);  // records the PCE
+  const r1cs::deferred_synthesis d = cache.synthesize_deferred(*r1cs::make_circuit("mimc", 10, 1, 1), a, b, c);
+  REQUIRE(d.matrices);
+  const coprove::field::evaluation_domain domain(n);
+  const std::vector<fr> w(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(d.assignment_size));
+  std::vector<fr> ea(n), eb(n), ec(n);
+  d.matrices->evaluate(w, ea, eb, ec);
+  coprove::field::compute_quotient(ea, eb, ec, h, domain);
+  const fr r = fr::from_uint64(11), s = fr::from_uint64(13);
+  const groth16::proof expected = groth16::prove_with_blinding(*key, w, h, r, s);
+  const auto pvk = groth16::prepared_verifying_key::from(key->vk);
+  REQUIRE(groth16::verify(pvk, expected, r1cs::public_inputs_of(r1cs::make_circuit("mimc", 10, 1, 1)->shape(), w)));
+
+  auto from_w = quotient_task::from_assignment(w, d.matrices, domain);
+  from_w.prove_with(key, w);
+  auto from_abc = quotient_task::from_evaluations(ea, eb, ec, domain);
+  from_abc.prove_with(key, w);
+  for (const quotient_task* task : {&from_w, &from_abc}) {
+    auto [error, result] = backend.async_quotient(worker_slot{0, 1}, *task, boost::asio::use_future).get();
+    REQUIRE_FALSE(error);
+    REQUIRE(result.sums);
+    CHECK_FALSE(result.h_copied);
+    CHECK(result.timings.msm_ns > 0);
+    CHECK(groth16::assemble_proof_with_blinding(*key, *result.sums, r, s) == expected);
+  }
+
+  SECTION("tasks whose key does not fit are refused") {
+    auto short_witness = quotient_task::from_evaluations(ea, eb, ec, domain);
+    short_witness.prove_with(key, std::span<const fr>(w).first(w.size() - 1));
+    auto other_form = quotient_task::from_evaluations(ea, eb, {}, domain);
+    other_form.in_odd_coset_form().prove_with(key, w);
+    auto no_key = quotient_task::from_evaluations(ea, eb, ec, domain);
+    no_key.prove_with(nullptr, w);
+    const auto other_size = test::test_key("mimc", 11);
+    auto wrong_domain = quotient_task::from_evaluations(ea, eb, ec, domain);
+    wrong_domain.prove_with(other_size, w);
+    for (const quotient_task* task : {&short_witness, &other_form, &no_key, &wrong_domain}) {
+      CHECK_THROWS_AS(check_quotient_task("host", *task), std::invalid_argument);
+      auto [error, result] = backend.async_quotient(worker_slot{0, 0}, *task, boost::asio::use_future).get();
+      CHECK(error == std::errc::invalid_argument);
+      CHECK_FALSE(result.sums);
+    }
+  }
+}

@@ -1,5 +1,6 @@
 // Tests of the memory plan: the arithmetic, the refusal and its message, the auto budget.
 #include <coprove/engine/memory_plan.hpp>
+#include <coprove/groth16/keys.hpp>
 
 #include <coprove/r1cs/circuits.hpp>
 #include <coprove/r1cs/pce.hpp>
@@ -148,4 +149,47 @@ TEST_CASE("a plan input from a circuit uses its PCE and working-set estimates",
   CHECK(in.synthesis_working_set_bytes == estimate_synthesis_working_set(c->shape()));
   const memory_plan plan = plan_memory(in);
   CHECK(plan.pinned_pool_bytes == 3 * 4 * 65536 * 32);
+}
+
+TEST_CASE("the device memory plan charges keys, matrices, slots and margin, and refuses naming them",
+          "[prover][memory_plan][cpu]") {
+  coprove::groth16::proving_key key;
+  key.a.resize(10);
+  key.b_g1.resize(10);
+  key.b_g2.resize(10);
+  key.l.resize(7);
+  key.h.resize(15);
+  CHECK(device_key_bytes(key) == (10 + 10 + 7 + 15) * 96 + 10 * 192);
+
+  device_memory_plan_input in;
+  in.device = 1;
+  in.device_name = "NVIDIA H200";
+  in.total_bytes = std::size_t{10} << 30;
+  in.key_bytes = std::size_t{3} << 30;
+  in.circuits = "mimc/24";
+  in.matrices_bytes = std::size_t{1} << 30;
+  in.slots = 3;
+  in.slot_bytes = std::size_t{1} << 30;
+  in.margin_bytes = std::size_t{1} << 30;
+  const device_memory_plan plan = plan_device_memory(in);
+  CHECK(plan.slots_bytes == std::size_t{3} << 30);
+  CHECK(plan.total_bytes == std::size_t{8} << 30);
+  CHECK(plan.fits());
+  CHECK(plan.describe().find("NVIDIA H200") != std::string::npos);
+  CHECK(plan.to_json().at("total_bytes").as_uint64() == std::uint64_t{8} << 30);
+
+  in.slots = 6;
+  try {
+    plan_device_memory(in);
+    FAIL("a plan over the device's memory was accepted");
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("device 1 (NVIDIA H200)") != std::string::npos);
+    CHECK(what.find("mimc/24") != std::string::npos);
+    CHECK(what.find(std::to_string(std::size_t{3} << 30)) != std::string::npos);
+    CHECK(what.find(std::to_string(std::size_t{11} << 30)) != std::string::npos);
+  }
+  in.slots = 2;
+  in.slot_bytes = ~std::size_t{0};
+  CHECK_THROWS_WITH(plan_device_memory(in), Catch::Contains("more than can be counted"));
 }

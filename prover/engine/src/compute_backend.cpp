@@ -21,6 +21,19 @@ bool compute_backend::matrices_resident(std::size_t /*device*/, const pce_matric
 
 std::size_t compute_backend::resident_matrices_bytes() const noexcept { return 0; }
 
+void compute_backend::prepare_key(std::size_t /*device*/, const std::shared_ptr<const groth16::proving_key>& /*key*/,
+                                  std::string_view /*circuit*/) {}
+
+bool compute_backend::key_resident(std::size_t /*device*/, const groth16::proving_key& /*key*/) const { return true; }
+
+std::size_t compute_backend::resident_key_bytes() const noexcept { return 0; }
+
+std::optional<device_memory> compute_backend::device_memory_of(std::size_t /*device*/) const { return std::nullopt; }
+
+std::size_t compute_backend::device_working_bytes(std::size_t /*n*/, std::size_t /*variables*/) const noexcept {
+  return 0;
+}
+
 void quotient_completion::abandon() noexcept {
   // A backend that lets go of an operation without completing it: the caller must not wait forever.
   complete(runtime::make_error_code(runtime::errc::shut_down), {});
@@ -34,6 +47,7 @@ std::string_view to_string(quotient_stage stage) noexcept {
     case quotient_stage::quotient: return "quotient";
     case quotient_stage::evaluate_at_zeta: return "evaluate_at_zeta";
     case quotient_stage::copy_h_to_host: return "copy_h_to_host";
+    case quotient_stage::proof_msms: return "proof_msms";
   }
   return "unknown";
 }
@@ -56,7 +70,8 @@ void check_quotient_task(std::string_view backend, const quotient_task& task) {
   if (odd_coset && has(quotient_stage::evaluate_at_zeta))
     refuse("a quotient task in the odd-coset form cannot be evaluated at zeta");
   if (has(quotient_stage::upload_evaluations)) {
-    if (!task.witness.empty()) refuse("a quotient task with a witness needs its matrices");
+    if (!task.witness.empty() && !has(quotient_stage::proof_msms))
+      refuse("a quotient task with a witness needs its matrices or the proof's MSMs");
     if (task.matrices) refuse("a quotient task with a, b, c takes no matrices");
     if (odd_coset) {
       if (task.a.size() != n || task.b.size() != n || !task.c.empty())
@@ -76,6 +91,23 @@ void check_quotient_task(std::string_view backend, const quotient_task& task) {
     if (task.witness.size() != m.num_inputs + m.num_aux)
       refuse("the witness holds " + std::to_string(task.witness.size()) + " values, the matrices of " + m.circuit_id +
              " have " + std::to_string(m.num_inputs + m.num_aux) + " columns");
+  }
+
+  if (has(quotient_stage::proof_msms)) {
+    if (!task.key) refuse("a quotient task with the proof's MSMs needs the proving key");
+    const groth16::proving_key& pk = *task.key;
+    if (pk.domain_size() != n)
+      refuse("the proving key is for a domain of " + std::to_string(pk.domain_size()) + " rows, the task's has " +
+             std::to_string(n));
+    if (pk.h_form != task.form) refuse("the proving key's H points expect the other quotient form");
+    if (task.witness.size() != pk.num_variables())
+      refuse("the witness holds " + std::to_string(task.witness.size()) + " values, the proving key " +
+             std::to_string(pk.num_variables()) + " variables");
+    if (pk.b_g1.size() != pk.num_variables() || pk.b_g2.size() != pk.num_variables() ||
+        pk.l.size() + pk.num_inputs() != pk.num_variables())
+      refuse("the proving key's A, B and L queries do not agree on the number of variables");
+  } else if (task.key) {
+    refuse("a quotient task without the proof's MSMs takes no proving key");
   }
 
   if (has(quotient_stage::copy_h_to_host)) {

@@ -29,15 +29,15 @@ depth_controller::depth_controller(depth_limits limits) : limits_(limits) {
 
 std::size_t depth_controller::cpu_limit(const depth_limits& limits) noexcept {
   const std::size_t devices = std::max<std::size_t>(limits.devices, 1);
-  return (limits.synthesis_threads + devices - 1) / devices + 2 * limits.slots_per_device;
+  return 2 * ((limits.synthesis_threads + devices - 1) / devices) + 2 * limits.slots_per_device;
 }
 
 std::size_t depth_controller::wanted(std::size_t slots, double synthesis_ms, double device_ms,
                                      double after_device_ms) noexcept {
   const double device = std::max(device_ms, 1e-6);
   const double in_flight =
-      static_cast<double>(slots) * (1.0 + (std::max(synthesis_ms, 0.0) + std::max(after_device_ms, 0.0)) / device) *
-      margin;
+      static_cast<double>(slots) *
+      ((1.0 + (std::max(synthesis_ms, 0.0) + std::max(after_device_ms, 0.0)) / device) * margin + 1.0);
   // Far beyond any limit when the device takes no time at all; the limits cut it down.
   const double bounded = std::min(in_flight, 1e9);
   return std::max<std::size_t>(slots, static_cast<std::size_t>(std::ceil(bounded)));

@@ -122,7 +122,8 @@ boost::json::object timings_json(const partition_timings& t) {
           {"h2d_ns", t.h2d_ns},               {"gpu_compute_ns", t.gpu_compute_ns},
           {"d2h_ns", t.d2h_ns},               {"total_ns", t.total_ns},
           {"gpu_queue_ns", t.gpu_queue_ns},   {"evaluation_ns", t.evaluation_ns},
-          {"spmv_ns", t.spmv_ns},             {"prove_ns", t.prove_ns},
+          {"spmv_ns", t.spmv_ns},             {"msm_ns", t.msm_ns},
+          {"prove_ns", t.prove_ns},
           {"proof_verify_ns", t.proof_verify_ns}};
 }
 
@@ -311,7 +312,13 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   boost::asio::awaitable<void> make_resident(worker_ref worker, const partition_ref& ref,
                                              const std::shared_ptr<const pce_matrices>& matrices);
   boost::asio::awaitable<device_outcome> run_on_worker(worker_ref worker, quotient_task task);
-  boost::asio::awaitable<void> prove_partition(const job& j, const partition_ref& ref, partition_inputs& inputs,
+  boost::asio::awaitable<void> make_key_resident(worker_ref worker, const partition_ref& ref, const job& j);
+  // Runs `upload` (blocking) on the CPU executor; a failure leaves the worker and fails the
+  // partition, naming `what`.
+  template <class Upload>
+  boost::asio::awaitable<void> upload_on_cpu(worker_ref worker, const std::string& what, Upload upload);
+  boost::asio::awaitable<void> prove_partition(const job& j, const partition_ref& ref,
+                                               std::optional<groth16::msm_sums> sums,
                                                const synthesis_outcome& synthesized, partition_result& result);
   void leave_worker(worker_ref worker);
   // The measured depth: one verified partition's stage times in, the depth applied when it moves.
@@ -320,6 +327,7 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   depth_basis basis() const;
   // The constraint cache's files: loaded once per circuit id (any thread), saved once built.
   void load_pce_file(const std::string& circuit_id);
+  void plan_devices();
   void pce_synthesized(const std::string& circuit_id, const synthesis_outcome& s);
   std::string pce_file(const std::string& circuit_id) const;
   std::map<std::string, pce_cache_entry> pce_cache_entries() const;
@@ -420,6 +428,7 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   };
   std::map<std::string, zkey_entry> zkeys_;
   std::size_t key_bytes_ = 0;
+  std::vector<device_memory_plan> device_plans_;
   void load_keys();
   void load_zkeys();
   void validate_zkey_request(const zkey_entry& z, const prove_request& request) const;
@@ -519,7 +528,9 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
     memory_plan_input plan_input =
         memory_plan_input_for(*plan_circuit, in_flight, in_flight, config_.memory_budget_bytes);
     plan_input.key_bytes = key_bytes_;
-    if (config_.results == result_kind::proof)
+    // The proof's MSMs run on the backend: on the host backend in its worker slots (charged per
+    // partition in flight, which bounds it), on a GPU in device memory (the device plan's).
+    if (config_.results == result_kind::proof && !backend_->copies_to_device())
       plan_input.proving_working_set_bytes = groth16::estimate_prove_working_set(
           plan_circuit->shape().num_variables(), plan_circuit->domain_size());
     if (lean_inputs_) {
@@ -568,6 +579,7 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
     depth_basis_.max = depth_max_;
     depth_basis_.max_reason = depth_max_reason_;
   }
+  plan_devices();
   if (config_.prewarm_partitions > depth_max_ * devices_)
     throw std::invalid_argument("engine_config.prewarm_partitions: " + std::to_string(config_.prewarm_partitions) +
                                 " exceeds the partitions in flight (" + std::to_string(depth_max_ * devices_) + ")");
@@ -703,6 +715,48 @@ void engine_core::load_keys() {
   }
 }
 
+// The device memory plan of each device of a backend with memory of its own: every proving key
+// resident (the planned ones by their shape), the matrices (the PCE estimate, when the backend
+// evaluates them) and every worker slot's buffers and MSM workspace at the largest size, within
+// the device's memory; refuses to start, naming the device, the circuits and the bytes.
+void engine_core::plan_devices() {
+  if (config_.results != result_kind::proof || !backend_->copies_to_device()) return;
+  std::size_t key_bytes = 0, n = std::size_t{1} << config_.max_log_constraints, variables = 0;
+  std::string circuits;
+  const auto add = [&](const std::string& name, std::size_t bytes, std::size_t domain, std::size_t vars) {
+    key_bytes += bytes;
+    n = std::max(n, domain);
+    variables = std::max(variables, vars);
+    circuits += (circuits.empty() ? "" : ", ") + name;
+  };
+  for (const auto& [id, entry] : keys_)
+    add(key_name(id.first, id.second), device_key_bytes(*entry->keys.pk), entry->keys.pk->domain_size(),
+        entry->keys.pk->num_variables());
+  for (const auto& [name, z] : zkeys_) add(name, device_key_bytes(z.key->pk), z.key->pk.domain_size(), z.key->pk.num_variables());
+  for (const auto& [circuit, log] : config_.planned_keys) {
+    if (keys_.count({circuit, log}) != 0) continue;
+    const circuit_shape shape = make_circuit(circuit, log, 1, 0)->shape();
+    const std::size_t vars = shape.num_inputs + shape.num_aux, domain = std::size_t{1} << log;
+    add(key_name(circuit, log), (2 * vars + shape.num_aux + domain - 1) * 96 + vars * 192, domain, vars);
+  }
+  const std::vector<std::string> names = backend_->device_names();
+  for (std::size_t d = 0; d < devices_; ++d) {
+    const std::optional<device_memory> memory = backend_->device_memory_of(d);
+    if (!memory) continue;
+    device_memory_plan_input input;
+    input.device = d;
+    input.device_name = d < names.size() ? names[d] : std::string();
+    input.total_bytes = memory->total_bytes;
+    input.key_bytes = key_bytes;
+    input.circuits = circuits.empty() ? std::string("no circuit") : circuits;
+    input.matrices_bytes = config_.backend_spmv ? plan_.pce_bytes : 0;
+    input.slots = slots_;
+    input.slot_bytes = backend_->device_working_bytes(n, variables);
+    device_plans_.push_back(plan_device_memory(input));
+    COPROVE_LOG(info, "engine") << "device memory plan: " << device_plans_.back().describe();
+  }
+}
+
 // Each zkey circuit: a key entry (the zkey's queries, its prepared vk) and its domain, charged in
 // the memory plan; refused when its domain exceeds the buffers the plan sizes.
 void engine_core::load_zkeys() {
@@ -821,7 +875,8 @@ std::uint64_t engine_core::submit(prove_request request) {
   std::size_t working_set = facts->working_set;
   if (config_.results == result_kind::proof) {
     key = z != nullptr ? z->keys : keys_.at({request.circuit, request.log_constraints});
-    working_set += groth16::estimate_prove_working_set(key->keys.pk->num_variables(), key->keys.pk->domain_size());
+    if (!backend_->copies_to_device())
+      working_set += groth16::estimate_prove_working_set(key->keys.pk->num_variables(), key->keys.pk->domain_size());
   }
   const std::size_t capacity = memory_->capacity();
   if (working_set > capacity)
@@ -1031,28 +1086,39 @@ void stop_if_cancelled(const job& j, boost::asio::cancellation_state state) {
     throw std::system_error(runtime::operation_aborted());
 }
 
-// The quotient of a synthesized partition: the assignment with the matrices, or a, b and c, and
-// zeta, which depends only on the request, the partition and its public inputs (the backend
-// evaluates a, b, c and h there as part of the quotient's work).
-// Only the assignment goes to a backend that evaluates the matrices itself.
-quotient_task make_task(const job& j, std::size_t index, partition_inputs& inputs, const synthesis_outcome& s) {
-  if (j.zkey) {
-    // snarkjs's form: no C, no evaluation at zeta (the proof, verified after, is the check).
-    quotient_task task =
-        s.matrices ? quotient_task::from_assignment(std::span<const fr>(inputs.a_span().data(), s.assignment_size),
-                                                    s.matrices, *j.domain)
-                   : quotient_task::from_evaluations(inputs.a_span(), inputs.b_span(), {}, *j.domain);
-    task.in_odd_coset_form().copy_h_to_host(inputs.h_span());
-    return task;
-  }
+// The assignment a partition proves: in `a` when only it was sent, kept by the synthesis
+// otherwise (empty when a configured synthesizer returned a, b and c alone).
+std::span<const fr> assignment_of(partition_inputs& inputs, const synthesis_outcome& s) {
+  return s.matrices ? std::span<const fr>(inputs.a_span().data(), s.assignment_size) : std::span<const fr>(s.assignment);
+}
+
+// The device's work for a synthesized partition: the assignment with the matrices, or a, b and c;
+// the quotient; for a bellman key its evaluation at zeta, which depends only on the request, the
+// partition and its public inputs (checked when the device is done); then, when the job proves, the
+// proof's MSMs on the backend over the assignment and h (h stays with the backend: on a GPU only
+// the sums come back). A job without a key (results = evaluation_record) copies h to the host.
+quotient_task make_task(const job& j, std::size_t index, partition_inputs& inputs, const synthesis_outcome& s,
+                        std::string_view synthesizer) {
+  const std::span<const fr> assignment = assignment_of(inputs, s);
   quotient_task task =
-      s.matrices ? quotient_task::from_assignment(std::span<const fr>(inputs.a_span().data(), s.assignment_size),
-                                                  s.matrices, *j.domain)
-                 : quotient_task::from_evaluations(inputs.a_span(), inputs.b_span(), inputs.c_span(), *j.domain);
-  task.evaluate_at(field::derive_partition_zeta(j.request.circuit, j.request.log_constraints, j.request.seed,
-                                                index, s.output.public_inputs))
-      .copy_h_to_host(inputs.h_span());
-  return task;
+      s.matrices ? quotient_task::from_assignment(assignment, s.matrices, *j.domain)
+                 : quotient_task::from_evaluations(inputs.a_span(), inputs.b_span(),
+                                                   j.zkey ? std::span<const fr>{} : std::span<const fr>(inputs.c_span()),
+                                                   *j.domain);
+  if (j.zkey) {
+    task.in_odd_coset_form();  // snarkjs's form: no C, no evaluation at zeta (the proof is the check)
+  } else {
+    task.evaluate_at(field::derive_partition_zeta(j.request.circuit, j.request.log_constraints, j.request.seed, index,
+                                                  s.output.public_inputs));
+  }
+  if (!j.key) return task.copy_h_to_host(inputs.h_span());
+  if (assignment.empty())
+    throw partition_failure(engine_errc::proving_failed,
+                            "partition " + std::to_string(index) + " of job " + std::to_string(j.id) +
+                                ": the configured synthesizer (" + std::string(synthesizer) +
+                                ") returned a, b and c without the assignment, which a proof needs (configure "
+                                "results = evaluation_record to measure the quotient alone)");
+  return task.prove_with(j.key->keys.pk, assignment);
 }
 
 // The device's answer into the result: its timings and the evaluation record, checked here
@@ -1071,6 +1137,7 @@ void take_device_outcome(partition_result& result, const device_outcome& device,
   result.timings.gpu_compute_ns = t.compute_ns;
   result.timings.d2h_ns = t.d2h_ns;
   result.timings.evaluation_ns = t.evaluation_ns;
+  result.timings.msm_ns = t.msm_ns;
   if (task.form == field::quotient_form::odd_coset_evaluations) return;  // no record: the proof is checked
   const evaluation_values& v = device.result.values;
   result.record = evaluation_record{task.zeta, v.a, v.b, v.c, v.h};
@@ -1128,15 +1195,16 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       result.pce_used = synthesized.output.pce_used;
       result.spmv_on_backend = synthesized.matrices != nullptr;
       stop_if_cancelled(*j, co_await asio::this_coro::cancellation_state);
-      const quotient_task task = make_task(*j, index, inputs, synthesized);
+      const quotient_task task = make_task(*j, index, inputs, synthesized, config_.synthesizer_name);
 
       const worker_ref worker = co_await acquire_worker(ref, result.timings);
       result.device = static_cast<int>(worker.device);
       result.slot = worker.slot;
       if (synthesized.matrices) co_await make_resident(worker, ref, synthesized.matrices);
+      if (task.key) co_await make_key_resident(worker, ref, *j);
       const std::uint64_t started = now_ns();
       observer_.device_started(worker.device);
-      const device_outcome device = co_await run_on_worker(worker, task);
+      device_outcome device = co_await run_on_worker(worker, task);
       const std::uint64_t finished = now_ns();
       measured_times.device_ns = finished - started;
       observer_.device_done(ref, worker, started, finished, device.result.timings);
@@ -1144,7 +1212,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       take_device_outcome(result, device, backend_->name(), *j, task);
       stop_if_cancelled(*j, co_await asio::this_coro::cancellation_state);
       if (j->key) {
-        co_await prove_partition(*j, ref, inputs, synthesized, result);
+        co_await prove_partition(*j, ref, std::move(device.result.sums), synthesized, result);
         stop_if_cancelled(*j, co_await asio::this_coro::cancellation_state);
       }
     } catch (...) {
@@ -1306,15 +1374,11 @@ boost::asio::awaitable<worker_ref> engine_core::acquire_worker(const partition_r
   co_return worker;
 }
 
-// A circuit's matrices go to a device once, on its first task there: the copy blocks its caller,
-// so it runs on the CPU executor rather than here, where it would hold up every completion.
-boost::asio::awaitable<void> engine_core::make_resident(worker_ref worker, const partition_ref& ref,
-                                                        const std::shared_ptr<const pce_matrices>& matrices) {
-  if (backend_->matrices_resident(worker.device, *matrices)) co_return;
-  const std::uint64_t start = now_ns();
+template <class Upload>
+boost::asio::awaitable<void> engine_core::upload_on_cpu(worker_ref worker, const std::string& what, Upload upload) {
   std::string upload_error = co_await run_on_cpu<std::string>([&]() -> std::string {
     try {
-      backend_->prepare_matrices(worker.device, matrices);
+      upload();
       return {};
     } catch (const std::exception& e) {
       return e.what()[0] != '\0' ? e.what() : "unknown error";
@@ -1322,12 +1386,35 @@ boost::asio::awaitable<void> engine_core::make_resident(worker_ref worker, const
   });
   if (!upload_error.empty()) {
     leave_worker(worker);
-    throw partition_failure(engine_errc::backend_failed, std::string(backend_->name()) +
-                                                             " backend could not take the matrices of " +
-                                                             matrices->circuit_id + " on device " +
-                                                             std::to_string(worker.device) + ": " + upload_error);
+    throw partition_failure(engine_errc::backend_failed, std::string(backend_->name()) + " backend could not take " +
+                                                             what + " on device " + std::to_string(worker.device) +
+                                                             ": " + upload_error);
   }
+}
+
+// A circuit's matrices go to a device once, on its first task there: the copy blocks its caller,
+// so it runs on the CPU executor rather than here, where it would hold up every completion.
+boost::asio::awaitable<void> engine_core::make_resident(worker_ref worker, const partition_ref& ref,
+                                                        const std::shared_ptr<const pce_matrices>& matrices) {
+  if (backend_->matrices_resident(worker.device, *matrices)) co_return;
+  const std::uint64_t start = now_ns();
+  co_await upload_on_cpu(worker, "the matrices of " + matrices->circuit_id,
+                         [&] { backend_->prepare_matrices(worker.device, matrices); });
   observer_.matrices_uploaded(ref, worker, start, now_ns());
+}
+
+// The same for the proving key's points, on the first proof of its circuit on the device.
+boost::asio::awaitable<void> engine_core::make_key_resident(worker_ref worker, const partition_ref& ref,
+                                                            const job& j) {
+  const std::shared_ptr<const groth16::proving_key>& pk = j.key->keys.pk;
+  if (backend_->key_resident(worker.device, *pk)) co_return;
+  const std::uint64_t start = now_ns();
+  co_await upload_on_cpu(worker, "the proving key of " + j.key->keys.circuit,
+                         [&] { backend_->prepare_key(worker.device, pk, j.key->keys.circuit); });
+  const std::uint64_t end = now_ns();
+  observer_.key_uploaded(ref, worker, start, end);
+  COPROVE_LOG(info, "engine") << "proving key of " << j.key->keys.circuit << " resident on device " << worker.device
+                              << " after " << (end - start) / 1'000'000 << " ms";
 }
 
 // The device boundary: the only place that enqueues a quotient and waits for its completion.
@@ -1374,22 +1461,16 @@ struct proof_outcome {
 
 }  // namespace
 
-// The proof, on the CPU executor: the five MSMs over the assignment (in `a` when only it was sent,
-// kept by the synthesis otherwise) and the quotient the device copied into h, blinded with fresh
-// r and s, then checked with the key's verifying key. A proof that does not verify is never
-// returned.
+// The proof, on the CPU executor, from the sums of the five MSMs the backend computed: blinded
+// with fresh r and s, then checked with the key's verifying key. A proof that does not verify is
+// never returned.
 boost::asio::awaitable<void> engine_core::prove_partition(const job& j, const partition_ref& ref,
-                                                          partition_inputs& inputs, const synthesis_outcome& s,
-                                                          partition_result& result) {
+                                                          std::optional<groth16::msm_sums> sums,
+                                                          const synthesis_outcome& s, partition_result& result) {
   const std::string what = "partition " + std::to_string(ref.partition) + " of job " + std::to_string(j.id);
-  const std::span<const fr> assignment =
-      s.matrices ? std::span<const fr>(inputs.a_span().data(), s.assignment_size) : std::span<const fr>(s.assignment);
-  if (assignment.empty())
+  if (!sums)
     throw partition_failure(engine_errc::proving_failed,
-                            what + ": the configured synthesizer (" + config_.synthesizer_name +
-                                ") returned a, b and c without the assignment, which a proof needs (configure "
-                                "results = evaluation_record to measure the quotient alone)");
-  const std::span<const fr> h = inputs.h_span();
+                            what + ": the " + std::string(backend_->name()) + " backend returned no MSM sums");
   const key_entry& key = *j.key;
   proof_outcome p = co_await run_on_cpu<proof_outcome>([&]() -> proof_outcome {
     proof_outcome out;
@@ -1401,7 +1482,7 @@ boost::asio::awaitable<void> engine_core::prove_partition(const job& j, const pa
               ? groth16::secret_source::insecure_seeded_announced(
                     blinding_seed(*config_.insecure_proof_seed, j.request, ref.partition))
               : groth16::secret_source::system();
-      out.proof = groth16::prove(*key.keys.pk, assignment, h, secrets);
+      out.proof = groth16::assemble_proof(*key.keys.pk, *sums, secrets);
       out.proved = now_ns();
       out.check = groth16::verify(key.pvk, out.proof, s.output.public_inputs);
       out.verified = now_ns();

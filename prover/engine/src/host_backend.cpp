@@ -1,7 +1,8 @@
 // The host backend: quotient tasks run by field::compute_quotient on CPU worker threads, one
 // strand per worker slot so that a slot's work runs in order like a CUDA stream. The SpMV (for a
 // task that arrives as its assignment) and the evaluation at zeta run on the same worker, before
-// and after the quotient, with pce_matrices::evaluate and the functions of field/evaluation.hpp.
+// and after the quotient, with pce_matrices::evaluate and the functions of field/evaluation.hpp;
+// the proof's MSMs after them, with groth16::compute_msm_sums (all cores).
 // The worker completes the caller's operation, which runs the handler on its own executor.
 #include <coprove/engine/host_backend.hpp>
 
@@ -121,6 +122,13 @@ void run_stages(const quotient_task& task, detail::host_slot_scratch& scratch, q
     out.timings.evaluation_ns = now_ns() - quotient_end;
   }
   out.h_copied = task.stages.contains(quotient_stage::copy_h_to_host);
+  if (task.stages.contains(quotient_stage::proof_msms)) {
+    // Over as many values of h as the key has H points (n - 1 coefficients, or n odd-coset
+    // values), as a device does: a witness that does not satisfy the circuit shows in the proof.
+    const std::uint64_t msm_start = now_ns();
+    out.sums = groth16::compute_msm_sums(*task.key, task.witness, std::span<const fr>(h).first(task.key->h.size()));
+    out.timings.msm_ns = now_ns() - msm_start;
+  }
 }
 
 }  // namespace

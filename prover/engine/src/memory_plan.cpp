@@ -4,6 +4,7 @@
 
 #include <coprove/r1cs/circuit.hpp>
 #include <coprove/field/fr.hpp>
+#include <coprove/groth16/keys.hpp>
 #include <coprove/r1cs/pce.hpp>
 #include <coprove/r1cs/synthesis.hpp>
 
@@ -253,6 +254,53 @@ boost::json::object memory_plan::to_json() const {
   o["total_bytes"] = total_bytes;
   o["headroom_bytes"] = headroom_bytes;
   return o;
+}
+
+std::size_t device_key_bytes(const groth16::proving_key& key) noexcept {
+  return (key.a.size() + key.b_g1.size() + key.l.size() + key.h.size()) * 96 + key.b_g2.size() * 192;
+}
+
+device_memory_plan plan_device_memory(const device_memory_plan_input& input) {
+  device_memory_plan plan;
+  plan.input = input;
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  bool overflow = input.slot_bytes != 0 && input.slots > max / input.slot_bytes;
+  plan.slots_bytes = overflow ? max : input.slots * input.slot_bytes;
+  std::size_t total = 0;
+  for (const std::size_t part : {input.key_bytes, input.matrices_bytes, plan.slots_bytes, input.margin_bytes}) {
+    overflow = overflow || total > max - part;
+    total = overflow ? max : total + part;
+  }
+  plan.total_bytes = total;
+  if (overflow || !plan.fits())
+    throw std::runtime_error("device memory plan: device " + std::to_string(input.device) + " (" + input.device_name +
+                             ") has " + std::to_string(input.total_bytes) + " bytes; the proving keys of " +
+                             input.circuits + " need " + std::to_string(input.key_bytes) + ", and with " +
+                             std::to_string(input.slots) + " worker slots of " + std::to_string(input.slot_bytes) +
+                             " bytes, " + std::to_string(input.matrices_bytes) + " of matrices and a margin of " +
+                             std::to_string(input.margin_bytes) + " the plan needs " +
+                             (overflow ? std::string("more than can be counted") : std::to_string(plan.total_bytes)) +
+                             " bytes");
+  return plan;
+}
+
+std::string device_memory_plan::describe() const {
+  return "device " + std::to_string(input.device) + " (" + input.device_name + "): keys " +
+         format_bytes(input.key_bytes) + " + matrices " + format_bytes(input.matrices_bytes) + " + " +
+         std::to_string(input.slots) + " slots x " + format_bytes(input.slot_bytes) + " + margin " +
+         format_bytes(input.margin_bytes) + " = " + format_bytes(total_bytes) + " of " + format_bytes(input.total_bytes);
+}
+
+boost::json::object device_memory_plan::to_json() const {
+  return {{"device", input.device},
+          {"name", input.device_name},
+          {"device_bytes", input.total_bytes},
+          {"key_bytes", input.key_bytes},
+          {"matrices_bytes", input.matrices_bytes},
+          {"slots", input.slots},
+          {"slot_bytes", input.slot_bytes},
+          {"margin_bytes", input.margin_bytes},
+          {"total_bytes", total_bytes}};
 }
 
 }  // namespace coprove::engine

@@ -13,9 +13,9 @@ namespace {
 constexpr std::uint32_t dispatch_pid = 1;
 constexpr std::uint32_t synthesis_pid = 2;
 constexpr std::uint32_t device_pid_base = 10;
-constexpr const char* stage_names[] = {"queue_wait", "synthesis", "gpu_queue",    "h2d",         "spmv",
-                                       "gpu_compute", "d2h",       "evaluation",   "prove",       "proof_verify",
-                                       "total"};
+constexpr const char* stage_names[] = {"queue_wait", "synthesis", "gpu_queue", "h2d",   "spmv",
+                                       "gpu_compute", "d2h",       "evaluation", "msm",   "prove",
+                                       "proof_verify", "total"};
 
 std::uint64_t now_ns() { return runtime::trace_writer::now_ns(); }
 
@@ -230,6 +230,10 @@ void partition_observer::matrices_uploaded(const partition_ref& p, worker_ref w,
   trace_event("matrices_upload", "gpu", device_lane(w), start, end, p);
 }
 
+void partition_observer::key_uploaded(const partition_ref& p, worker_ref w, std::uint64_t start, std::uint64_t end) {
+  trace_event("key_upload", "gpu", device_lane(w), start, end, p);
+}
+
 void partition_observer::device_started(std::size_t device) {
   if (active_[device].fetch_add(1, std::memory_order_relaxed) == 0)
     busy_since_[device].store(now_ns(), std::memory_order_relaxed);
@@ -260,6 +264,10 @@ void partition_observer::device_done(const partition_ref& p, worker_ref w, std::
     at += t.compute_ns;
     trace_event("evaluation", "gpu", lane, at, at + t.evaluation_ns, p);
     at += t.evaluation_ns;
+    if (t.msm_ns != 0) {
+      trace_event("msm", "gpu", lane, at, at + t.msm_ns, p);
+      at += t.msm_ns;
+    }
     if (t.d2h_ns != 0) trace_event("d2h", "gpu", lane, at, at + t.d2h_ns, p);
     trace_event("device", "gpu", {dispatch_pid, p.lane}, started, finished, p);
   }
@@ -315,7 +323,8 @@ void partition_observer::partition_ended(const partition_ref& p, std::uint64_t a
         {"gpu_queue", timings->gpu_queue_ns},   {"h2d", timings->h2d_ns},
         {"spmv", timings->spmv_ns},             {"gpu_compute", timings->gpu_compute_ns},
         {"d2h", timings->d2h_ns},               {"evaluation", timings->evaluation_ns},
-        {"prove", timings->prove_ns},           {"proof_verify", timings->proof_verify_ns},
+        {"msm", timings->msm_ns},               {"prove", timings->prove_ns},
+        {"proof_verify", timings->proof_verify_ns},
         {"total", timings->total_ns}};
     for (const auto& [stage, ns] : stages) {
       metrics_->stage_seconds.find(stage)->second->record(static_cast<double>(ns) / 1e9);

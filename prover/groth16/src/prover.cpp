@@ -27,8 +27,7 @@ field::g2_jacobian secret_multiple(const field::g2_affine& p, const fr& k) {
 
 }  // namespace
 
-proof prove_with_blinding(const proving_key& pk, std::span<const fr> assignment, std::span<const fr> h,
-                          const fr& r, const fr& s) {
+msm_sums compute_msm_sums(const proving_key& pk, std::span<const fr> assignment, std::span<const fr> h) {
   pk.check_consistent();
   const std::size_t variables = pk.num_variables();
   const std::size_t n = pk.domain_size();
@@ -52,29 +51,41 @@ proof prove_with_blinding(const proving_key& pk, std::span<const fr> assignment,
   }
 
   const std::span<const fr> aux = assignment.subspan(pk.num_inputs());
-  const field::g1_jacobian a_sum = msm(pk.a, assignment);
-  const field::g1_jacobian b1_sum = msm(pk.b_g1, assignment);
-  const field::g2_jacobian b2_sum = msm(pk.b_g2, assignment);
-  const field::g1_jacobian l_sum = msm(pk.l, aux);
-  const field::g1_jacobian h_sum = msm(pk.h, h);
+  msm_sums sums;
+  sums.a = msm(pk.a, assignment);
+  sums.b_g1 = msm(pk.b_g1, assignment);
+  sums.b_g2 = msm(pk.b_g2, assignment);
+  sums.c = msm(pk.l, aux) + msm(pk.h, h);
+  return sums;
+}
 
+proof assemble_proof_with_blinding(const proving_key& pk, const msm_sums& sums, const fr& r, const fr& s) {
   const auto& vk = pk.vk;
-  const field::g1_jacobian a = (a_sum + vk.alpha_g1) + secret_multiple(vk.delta_g1, r);
-  const field::g2_jacobian b = (b2_sum + vk.beta_g2) + secret_multiple(vk.delta_g2, s);
-  const field::g1_jacobian b1 = (b1_sum + vk.beta_g1) + secret_multiple(vk.delta_g1, s);
+  const field::g1_jacobian a = (sums.a + vk.alpha_g1) + secret_multiple(vk.delta_g1, r);
+  const field::g2_jacobian b = (sums.b_g2 + vk.beta_g2) + secret_multiple(vk.delta_g2, s);
+  const field::g1_jacobian b1 = (sums.b_g1 + vk.beta_g1) + secret_multiple(vk.delta_g1, s);
   const field::g1_affine a_affine = a.to_affine();
   const wiped<fr> rs(r * s);
-  field::g1_jacobian c = l_sum + h_sum;
+  field::g1_jacobian c = sums.c;
   c += secret_multiple(a_affine, s);
   c += secret_multiple(b1.to_affine(), r);
   c = c - secret_multiple(vk.delta_g1, *rs);
   return proof{a_affine, b.to_affine(), c.to_affine()};
 }
 
-proof prove(const proving_key& pk, std::span<const fr> assignment, std::span<const fr> h, secret_source& secrets) {
+proof assemble_proof(const proving_key& pk, const msm_sums& sums, secret_source& secrets) {
   const wiped<fr> r(secrets.uniform());
   const wiped<fr> s(secrets.uniform());
-  return prove_with_blinding(pk, assignment, h, *r, *s);
+  return assemble_proof_with_blinding(pk, sums, *r, *s);
+}
+
+proof prove_with_blinding(const proving_key& pk, std::span<const fr> assignment, std::span<const fr> h,
+                          const fr& r, const fr& s) {
+  return assemble_proof_with_blinding(pk, compute_msm_sums(pk, assignment, h), r, s);
+}
+
+proof prove(const proving_key& pk, std::span<const fr> assignment, std::span<const fr> h, secret_source& secrets) {
+  return assemble_proof(pk, compute_msm_sums(pk, assignment, h), secrets);
 }
 
 std::size_t estimate_prove_working_set(std::size_t num_variables, std::size_t domain_size) noexcept {

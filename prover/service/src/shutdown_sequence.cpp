@@ -40,7 +40,9 @@ void shutdown_sequence::signal() {
   auto alive = alive_;
   const auto on_stopped = [this, alive](std::error_code ec) {
     if (!*alive) return;
-    if (ec) COPROVE_LOG(warning, "app") << "engine shutdown: " << ec.message();
+    if (ec) {
+      COPROVE_LOG(warning, "app") << "engine shutdown: " << ec.message();
+    }
     engine_stopped();
   };
   if (!policy_.drain) {

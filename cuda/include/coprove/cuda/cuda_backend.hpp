@@ -4,7 +4,7 @@
 // from the page-locking allocator, so H2D and D2H run at full PCIe speed. A circuit's matrices stay
 // on a device while their pce_matrices object lives (a task in flight holds it); once it is gone,
 // the next prepare_matrices (of any circuit), or the next upload a task does itself, frees the
-// copy. Device errors complete async_quotient in cuda_category (cudaError_t); the backend's own
+// copy. A circuit's proving key stays on a device the same way. Device errors complete async_quotient in cuda_category (cudaError_t); the backend's own
 // refusals and host-side failures in cuda_backend_category ("coprove.cuda_backend").
 #pragma once
 
@@ -44,10 +44,12 @@ std::string_view default_bridge_strategy() noexcept;
 /// host_func, event_poller, mapped_flag or stream_write). Throws std::invalid_argument for an
 /// unknown device id, a repeated one, fewer than 2 slots or an unknown strategy, std::runtime_error
 /// when no GPU is visible, and cuda_error when the strategy cannot run on a device (never switching
-/// to another).
+/// to another). `msm_pool_max_bytes` caps each device's pool for the proof MSMs' workspace (0: the
+/// driver's limit); a proof whose MSMs do not fit fails its task with cudaErrorMemoryAllocation.
 std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devices = {},
                                                            std::size_t slots_per_device = 3,
-                                                           std::string_view bridge = {});
+                                                           std::string_view bridge = {},
+                                                           std::size_t msm_pool_max_bytes = 0);
 
 }  // namespace coprove::cuda
 

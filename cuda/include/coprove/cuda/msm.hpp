@@ -5,8 +5,8 @@
 // the device; scalars 0 are skipped and scalars 1 summed in a group of their own, outside the
 // windows. Results equal groth16::msm's (the same group element; compare in affine form).
 //
-// The bases stay on the device (msm_bases: uploaded once, from page-locked memory, and freed with
-// the object); the scalars are read where they are, in device memory or in page-locked host memory
+// The bases stay on the device (msm_bases: uploaded once, through page-locked memory, and freed
+// with the object); the scalars are read where they are, in device memory or in page-locked host memory
 // (then straight over the bus, once). A run enqueues its work on a stream and returns; its
 // workspace comes from the msm_context's memory pool, stream-ordered, and goes back to it when the
 // run ends. Variable time, like groth16::msm.
@@ -20,6 +20,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 namespace coprove::cuda {
@@ -29,7 +30,9 @@ namespace coprove::cuda {
 class msm_context {
  public:
   /// Throws std::invalid_argument for a device that does not exist, cuda_error on failure.
-  explicit msm_context(int device, std::size_t retain_bytes = ~std::size_t{0});
+  /// `max_bytes` caps the pool (0: the driver's limit): a run whose workspace does not fit then
+  /// fails to enqueue with cudaErrorMemoryAllocation.
+  explicit msm_context(int device, std::size_t retain_bytes = ~std::size_t{0}, std::size_t max_bytes = 0);
   ~msm_context();
   msm_context(const msm_context&) = delete;
   msm_context& operator=(const msm_context&) = delete;
@@ -49,8 +52,9 @@ template <class Affine>
 class msm_bases {
  public:
   /// Uploads `points` to `device` and waits for the copy (blocking; restores the caller's current
-  /// device). The points must lie in page-locked host memory (std::invalid_argument otherwise):
-  /// they are copied as they are in chunks, and reformatted on the device.
+  /// device). They are copied as they are in chunks, and reformatted on the device: straight from
+  /// page-locked host memory, or from pageable memory through a small page-locked staging area
+  /// (two chunks; the host's copy into one overlaps the transfer of the other).
   msm_bases(std::span<const Affine> points, int device);
   ~msm_bases();
   msm_bases(msm_bases&& other) noexcept;
@@ -92,6 +96,31 @@ struct msm_gpu_options {
   const msm_phase_events* phases = nullptr;
 };
 
+/// A run's windows before their combination: sums[w] the sum of window w for w < windows and
+/// sums[windows] the ones' group. combine() is Horner's rule on the host (a few hundred
+/// microseconds on one core, where one device thread takes milliseconds for its serial chain of
+/// (windows - 1) x window_bits doublings): what a caller that reads the result on the host anyway
+/// (the proof's MSMs) does after the stream.
+template <class Xyzz, class Jacobian>
+struct msm_window_sums {
+  std::uint32_t windows = 0, window_bits = 0;  ///< set when the run is enqueued
+  Xyzz sums[msm_window_count(1) + 1];
+
+  /// sum_w 2^(window_bits w) sums[w] + sums[windows]; read only once the stream is done.
+  Jacobian combine() const noexcept {
+    Jacobian acc = Jacobian::identity();
+    for (std::uint32_t w = windows; w-- > 0;) {
+      if (w + 1 < windows)
+        for (std::uint32_t b = 0; b < window_bits; ++b) acc = acc.doubled();
+      acc = acc + sums[w].to_jacobian();
+    }
+    return acc + sums[windows].to_jacobian();
+  }
+};
+
+using msm_window_sums_g1 = msm_window_sums<field::g1_xyzz, field::g1_jacobian>;
+using msm_window_sums_g2 = msm_window_sums<field::g2_xyzz, field::g2_jacobian>;
+
 /// Device memory a run of `plan` takes from the context's pool (workspace and scan scratch).
 std::size_t msm_workspace_bytes(const msm_plan& plan);
 
@@ -108,5 +137,14 @@ void msm_async(msm_context& context, const msm_bases_g1& bases, const field::fr*
 /// The same in G2.
 void msm_async(msm_context& context, const msm_bases_g2& bases, const field::fr* scalars, std::size_t count,
                field::g2_xyzz* result, cudaStream_t stream, const msm_gpu_options& options = {});
+
+/// msm_async without the final combination: when the stream reaches the end of the run, `out`
+/// (page-locked host memory or device memory) holds the window sums, and out->combine() the sum.
+/// out->windows and out->window_bits are written here, before the call returns.
+void msm_windows_async(msm_context& context, const msm_bases_g1& bases, const field::fr* scalars, std::size_t count,
+                       msm_window_sums_g1* out, cudaStream_t stream, const msm_gpu_options& options = {});
+/// The same in G2.
+void msm_windows_async(msm_context& context, const msm_bases_g2& bases, const field::fr* scalars, std::size_t count,
+                       msm_window_sums_g2* out, cudaStream_t stream, const msm_gpu_options& options = {});
 
 }  // namespace coprove::cuda

@@ -68,6 +68,12 @@ void msm_combine_windows(msm_group group, const void* window_sums, const std::ui
                          const std::uint32_t* bucket_offsets, std::size_t ones_group, void* result,
                          cudaStream_t stream);
 
+/// out[w] = S_w for w < windows and out[windows] = the ones group's sum: what the host combines
+/// (msm_window_sums); `out` is device memory of windows + 1 XYZZ points.
+void msm_gather_windows(msm_group group, const void* window_sums, const std::uint32_t* window_offsets,
+                        unsigned windows, const void* bucket_sums, const std::uint32_t* bucket_offsets,
+                        std::size_t ones_group, void* out, cudaStream_t stream);
+
 /// result = the identity (an empty MSM).
 void msm_write_identity(msm_group group, void* result, cudaStream_t stream);
 

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -60,6 +61,12 @@ class quotient_completion {
   void abandon() noexcept;
 
   detail::quotient_op_base* op_ = nullptr;
+};
+
+/// A device's memory as its driver reports it.
+struct device_memory {
+  std::size_t total_bytes = 0;
+  std::size_t free_bytes = 0;
 };
 
 /// A set of devices, each with a fixed number of worker slots (own stream and device buffers),
@@ -117,6 +124,25 @@ class compute_backend {
   virtual bool matrices_resident(std::size_t device, const pce_matrices& matrices) const;
   /// Bytes of matrices held for tasks across all devices (device memory for CUDA; 0 by default).
   virtual std::size_t resident_matrices_bytes() const noexcept;
+
+  /// Makes the proving key's points resident for `device` (the CUDA backend uploads them, blocking,
+  /// once per device and key object, and frees them once nobody holds the key): call it from a CPU
+  /// thread before a task with proof_msms (`circuit` names it in logs and errors). Default: nothing.
+  /// Throws on a device error (no room: a std::runtime_error naming the device, the circuit and
+  /// the bytes).
+  virtual void prepare_key(std::size_t device, const std::shared_ptr<const groth16::proving_key>& key,
+                           std::string_view circuit);
+  /// True when a task with this key on `device` would not upload it first. Default: true.
+  virtual bool key_resident(std::size_t device, const groth16::proving_key& key) const;
+  /// Bytes of proving keys held on devices, all devices together (0 by default).
+  virtual std::size_t resident_key_bytes() const noexcept;
+  /// The device's memory, for the device memory plan; nullopt for a backend whose devices use the
+  /// host's memory (the host backend: its keys are charged in the host memory plan).
+  virtual std::optional<device_memory> device_memory_of(std::size_t device) const;
+  /// Device memory one worker slot takes for a task of domain size n and `variables` witness values
+  /// that runs the proof's MSMs (its buffers and the MSMs' workspace, the largest of them); 0 for
+  /// the host backend.
+  virtual std::size_t device_working_bytes(std::size_t n, std::size_t variables) const noexcept;
 
   /// Completions the thread running the engine's io_context may finish itself within its spin
   /// windows (pass it to runtime::run_spinning): the CUDA backend's completion bridges, so a GPU

@@ -218,7 +218,8 @@ struct partition_timings {
                 total_ns = 0;
   std::uint64_t gpu_queue_ns = 0, evaluation_ns = 0;
   std::uint64_t spmv_ns = 0;  ///< the backend's A w, B w, C w (0 when a, b, c came from the host)
-  std::uint64_t prove_ns = 0;         ///< the proof's MSMs and blinding, on the CPU
+  std::uint64_t msm_ns = 0;           ///< the proof's MSMs, on the backend (the device for CUDA)
+  std::uint64_t prove_ns = 0;         ///< the proof's blinding terms from the MSM sums, on the CPU
   std::uint64_t proof_verify_ns = 0;  ///< the pairing check of the proof before it is returned
 };
 

@@ -17,6 +17,9 @@
 namespace coprove::r1cs {
 class circuit;
 }  // namespace coprove::r1cs
+namespace coprove::groth16 {
+struct proving_key;
+}  // namespace coprove::groth16
 namespace coprove::engine {
 using r1cs::circuit;
 
@@ -96,5 +99,39 @@ memory_plan plan_memory(const memory_plan_input& input);
 
 /// As plan_memory, with `available` standing in for /proc/meminfo when budget_bytes is 0.
 memory_plan plan_memory(const memory_plan_input& input, std::optional<std::size_t> available);
+
+/// Device memory a proving key takes when its points are resident on a device (affine, without the
+/// infinity flag: 96 bytes a G1 point, 192 a G2 point).
+std::size_t device_key_bytes(const groth16::proving_key& key) noexcept;
+
+/// What one device's memory plan is computed from (a backend whose devices have memory of their
+/// own; the keys of a host backend are charged in the host plan).
+struct device_memory_plan_input {
+  std::size_t device = 0;
+  std::string device_name;
+  std::size_t total_bytes = 0;     ///< the device's memory
+  std::size_t key_bytes = 0;       ///< the proving keys resident there (device_key_bytes, summed)
+  std::string circuits;            ///< their circuits, for the message
+  std::size_t matrices_bytes = 0;  ///< the circuits' matrices, when the backend evaluates them
+  std::size_t slots = 0;           ///< worker slots of the device
+  std::size_t slot_bytes = 0;      ///< per slot: buffers and MSM workspace (device_working_bytes)
+  std::size_t margin_bytes = std::size_t{1} << 30;  ///< the driver, NTT plans, fragmentation
+};
+
+/// One device's plan: keys + matrices + slots x slot bytes + margin against its memory.
+struct device_memory_plan {
+  device_memory_plan_input input;
+  std::size_t slots_bytes = 0;  ///< slots x slot bytes
+  std::size_t total_bytes = 0;  ///< keys + matrices + slots + margin
+
+  bool fits() const noexcept { return total_bytes <= input.total_bytes; }
+  /// One line with MiB figures.
+  std::string describe() const;
+  boost::json::object to_json() const;
+};
+
+/// Computes one device's plan; throws std::runtime_error naming the device, the circuits and the
+/// bytes when it does not fit (or its numbers overflow).
+device_memory_plan plan_device_memory(const device_memory_plan_input& input);
 
 }  // namespace coprove::engine

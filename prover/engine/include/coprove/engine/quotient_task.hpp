@@ -7,12 +7,15 @@
 #include <coprove/field/domain.hpp>
 #include <coprove/field/fr.hpp>
 #include <coprove/field/quotient.hpp>
+#include <coprove/groth16/keys.hpp>
+#include <coprove/groth16/prover.hpp>
 #include <coprove/r1cs/constraint_matrices.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -38,10 +41,11 @@ enum class quotient_stage : unsigned {
   quotient,            ///< h in the task's form (coefficients of (A*B - C) / Z, or snarkjs's), kept by the backend
   evaluate_at_zeta,    ///< a, b, c (barycentric) and h (its coefficients) at the task's zeta
   copy_h_to_host,      ///< h's coefficients into the task's host buffer
+  proof_msms,          ///< the proof's MSMs over the witness and h with the task's key (groth16::msm_sums)
 };
 
-/// "upload_evaluations", "upload_assignment", "spmv", "quotient", "evaluate_at_zeta" or
-/// "copy_h_to_host".
+/// "upload_evaluations", "upload_assignment", "spmv", "quotient", "evaluate_at_zeta",
+/// "copy_h_to_host" or "proof_msms".
 std::string_view to_string(quotient_stage stage) noexcept;
 
 /// A set of stages.
@@ -72,7 +76,8 @@ class quotient_stages {
 
 /// One partition's work. A task arrives either as its evaluations (upload_evaluations: a, b, c)
 /// or as its assignment (upload_assignment and spmv: witness and matrices); then the quotient;
-/// then, as asked, the evaluation at zeta and the host copy of h. Every span and the domain belong
+/// then, as asked, the evaluation at zeta, the host copy of h and the proof's MSMs (on a device,
+/// h and the witness stay there and only the sums come back). Every span and the domain belong
 /// to the caller and must stay valid until the operation completes; the task holds its matrices
 /// until then (a GPU backend keeps a circuit's matrices on a device while that object lives).
 /// A stage's inputs are set only when the stage is listed (check_quotient_task says what fits).
@@ -81,7 +86,8 @@ struct quotient_task {
   const evaluation_domain* domain = nullptr;
   /// upload_evaluations: a, b, c over the domain, natural order, domain->size() elements each.
   std::span<const fr> a, b, c;
-  /// upload_assignment: w, matrices->num_inputs + num_aux elements.
+  /// upload_assignment and proof_msms: w, matrices->num_inputs + num_aux elements (the key's
+  /// variables for proof_msms).
   std::span<const fr> witness{};
   /// spmv: the circuit's matrices, of this domain.
   std::shared_ptr<const pce_matrices> matrices{};
@@ -94,6 +100,9 @@ struct quotient_task {
   /// has no c and its matrices no C, its domain is on ffjavascript's roots, and it cannot be
   /// evaluated at zeta: the key's proof, verified after, is the check).
   field::quotient_form form = field::quotient_form::coefficients;
+  /// proof_msms: the circuit's proving key, of this domain and form (a GPU backend keeps its points
+  /// on a device while that object lives, as with the matrices).
+  std::shared_ptr<const groth16::proving_key> key{};
 
   /// upload_evaluations and quotient: a partition synthesized into its a, b and c.
   static quotient_task from_evaluations(std::span<const fr> a, std::span<const fr> b, std::span<const fr> c,
@@ -128,6 +137,13 @@ struct quotient_task {
     zeta = point;
     return *this;
   }
+  /// Adds proof_msms with `proving_key` over `w` (the task's witness when it has one already).
+  quotient_task& prove_with(std::shared_ptr<const groth16::proving_key> proving_key, std::span<const fr> w) {
+    stages.add(quotient_stage::proof_msms);
+    key = std::move(proving_key);
+    witness = w;
+    return *this;
+  }
   /// Adds copy_h_to_host into `to`. Without it h stays with the backend (on the device for a GPU
   /// backend) and no host buffer is written.
   quotient_task& copy_h_to_host(std::span<fr> to) {
@@ -141,7 +157,8 @@ struct quotient_task {
 /// backend can run: a domain; exactly one of upload_evaluations and upload_assignment; spmv exactly
 /// with upload_assignment; the quotient; the inputs of each listed stage, of the domain's size
 /// (the witness of the matrices' width, matrices of this domain), and no inputs of stages not
-/// listed; in the odd-coset form no c, no C matrix and no evaluate_at_zeta.
+/// listed; in the odd-coset form no c, no C matrix and no evaluate_at_zeta; with proof_msms a key
+/// of the domain's size and the task's form whose variables are the witness's.
 void check_quotient_task(std::string_view backend, const quotient_task& task);
 
 /// The partition's polynomials at zeta: a, b, c from their evaluations over the domain
@@ -153,11 +170,11 @@ struct evaluation_values {
 };
 
 /// Where a backend spent the time of one task. A backend without copies reports 0 for them;
-/// spmv_ns is 0 without the spmv stage, evaluation_ns without evaluate_at_zeta; compute_ns is the
-/// quotient's; d2h_ns covers what came back (h, the values); h2d_bytes and d2h_bytes are what was
-/// copied in and out.
+/// spmv_ns is 0 without the spmv stage, evaluation_ns without evaluate_at_zeta, msm_ns without
+/// proof_msms; compute_ns is the quotient's; d2h_ns covers what came back (h, the values, the
+/// sums); h2d_bytes and d2h_bytes are what was copied in and out.
 struct quotient_timings {
-  std::uint64_t h2d_ns = 0, spmv_ns = 0, compute_ns = 0, evaluation_ns = 0, d2h_ns = 0;
+  std::uint64_t h2d_ns = 0, spmv_ns = 0, compute_ns = 0, evaluation_ns = 0, d2h_ns = 0, msm_ns = 0;
   std::uint64_t h2d_bytes = 0, d2h_bytes = 0;
 };
 
@@ -168,6 +185,8 @@ struct quotient_result {
   quotient_timings timings;
   /// True when the task's h holds h (copy_h_to_host ran).
   bool h_copied = false;
+  /// With proof_msms: the proof's sums, for groth16::assemble_proof.
+  std::optional<groth16::msm_sums> sums;
 };
 
 }  // namespace coprove::engine

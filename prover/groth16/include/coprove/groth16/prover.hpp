@@ -29,6 +29,26 @@ namespace coprove::groth16 {
 proof prove(const proving_key& pk, std::span<const field::fr> assignment, std::span<const field::fr> h,
             secret_source& secrets);
 
+/// The five MSMs of a proof, before the blinding: what a compute backend hands back when it runs
+/// them (on a device, h and the witness never leave it).
+///   a = sum w_i a_i, b_g1 = sum w_i b_g1_i, b_g2 = sum w_i b_g2_i, c = sum_aux w_i l_i + sum_j h_j H_j
+struct msm_sums {
+  field::g1_jacobian a, b_g1, c;
+  field::g2_jacobian b_g2;
+};
+
+/// The MSMs on the CPU (groth16::msm, all cores), with prove()'s checks of the lengths, the
+/// constant one and h's last value.
+msm_sums compute_msm_sums(const proving_key& pk, std::span<const field::fr> assignment, std::span<const field::fr> h);
+
+/// The proof from the sums with r and s drawn from `secrets` (wiped after use): the blinding
+/// terms, in constant time. Equal to prove() on the same inputs when the sums are the inputs'.
+proof assemble_proof(const proving_key& pk, const msm_sums& sums, secret_source& secrets);
+
+/// The same with the blinding given.
+proof assemble_proof_with_blinding(const proving_key& pk, const msm_sums& sums, const field::fr& r,
+                                   const field::fr& s);
+
 /// The same with the blinding given (r = s = 0 gives the unblinded proof, for comparing
 /// backends; never publish such a proof, it leaks information about the witness).
 proof prove_with_blinding(const proving_key& pk, std::span<const field::fr> assignment,

@@ -74,6 +74,7 @@ class partition_observer {
   void on_worker(const partition_ref& p, std::uint64_t queued, std::uint64_t acquired);
   void left_gpu_queue();
   void matrices_uploaded(const partition_ref& p, worker_ref w, std::uint64_t start, std::uint64_t end);
+  void key_uploaded(const partition_ref& p, worker_ref w, std::uint64_t start, std::uint64_t end);
   void device_started(std::size_t device);
   void device_done(const partition_ref& p, worker_ref w, std::uint64_t started, std::uint64_t finished,
                    const quotient_timings& t);
