@@ -99,7 +99,8 @@ template <class Affine, class Xyzz, class Windows = void>
 void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::fr* scalars, std::size_t count,
              Xyzz* result, cudaStream_t stream, const msm_gpu_options& options, Windows* windows = nullptr) {
   constexpr msm_group group = affine_traits<Affine>::group;
-  if (result == nullptr && windows == nullptr) throw std::invalid_argument("MSM: null result");
+  constexpr bool to_windows = !std::is_void_v<Windows>;
+  if (!to_windows && result == nullptr) throw std::invalid_argument("MSM: null result");
   if (count > bases.size())
     throw std::invalid_argument("MSM: " + std::to_string(count) + " scalars for " + std::to_string(bases.size()) +
                                 " bases");
@@ -111,7 +112,8 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
     throw std::invalid_argument("MSM: scalars must be 16-byte aligned");
   const msm_plan plan = plan_msm(group, count, options.window_bits);
   scoped_device scope(bases.device());
-  if (windows != nullptr) {
+  if constexpr (to_windows) {
+    if (windows == nullptr) throw std::invalid_argument("MSM: null window sums");
     device_view(windows, bases.device(), "the window sums");
     windows->windows = count == 0 ? 0 : plan.windows;
     windows->window_bits = plan.window_bits;
@@ -132,7 +134,8 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
     mark(&msm_phase_events::buckets);
     detail::msm_write_identity(group, slot, stream);
     // No windows: the identity as the ones' group alone.
-    void* const to = windows != nullptr ? static_cast<void*>(windows->sums) : static_cast<void*>(result);
+    void* to = result;
+    if constexpr (to_windows) to = windows->sums;
     COPROVE_CUDA_TRY(cudaMemcpyAsync(to, slot, pb, cudaMemcpyDefault, stream));
     mark(&msm_phase_events::done);
     return;
@@ -160,7 +163,7 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
   auto* window_counts = ws.take<std::uint32_t>((plan.windows + 1) * 4);
   auto* window_off_a = ws.take<std::uint32_t>((plan.windows + 1) * 4);
   auto* window_off_b = ws.take<std::uint32_t>((plan.windows + 1) * 4);
-  void* gathered = windows != nullptr ? ws.take<void>((plan.windows + 1) * pb) : nullptr;
+  void* gathered = to_windows ? ws.take<void>((plan.windows + 1) * pb) : nullptr;
 
   // Entries: count per group, offsets, placement.
   mark(&msm_phase_events::start);
@@ -216,7 +219,7 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
     window_in_off = written_off;
     std::swap(window_in, window_out);
   }
-  if (windows != nullptr) {
+  if constexpr (to_windows) {
     detail::msm_gather_windows(group, window_in, window_in_off, plan.windows, bucket_sums, bucket_off, groups - 1,
                                gathered, stream);
     COPROVE_CUDA_TRY(cudaMemcpyAsync(windows->sums, gathered, (plan.windows + 1) * pb, cudaMemcpyDefault, stream));
