@@ -1,13 +1,16 @@
 // `coprove prove`: circom witnesses proved with a zkey into NAME.proof.json / NAME.public.json that
-// `coprove verify` accepts; a key of another curve, another circuit's witness and (with --r1cs) a
-// witness that breaks a constraint are refused before anything is proved, each naming the file
-// and the problem. snarkjs's verdict on these files is in the example_circom test.
+// `coprove verify` accepts; a key of another curve is refused before anything is proved; another
+// circuit's witness and a witness that breaks a constraint (found by --r1cs, or by its proof not
+// verifying) fail only themselves, named with the problem, while the rest of the batch is proved
+// and snarkjs accepts those proofs.
 #include "app_test_support.hpp"
 #include "proof_report_support.hpp"
 
 using namespace coprove::test;
 
 namespace {
+
+namespace json = boost::json;
 
 const std::string circom_data = source_dir + "/tests/data/circom";
 
@@ -38,23 +41,63 @@ TEST_CASE("prove: circom witnesses become proof.json and public.json that coprov
   }
 }
 
-TEST_CASE("prove: bad keys and witnesses are refused before anything is proved", "[app][prove][zkey][cpu]") {
+TEST_CASE("prove: a key of another curve is refused before anything is proved", "[app][prove][zkey][cpu]") {
   scratch_dir dir;
   const auto bn128 = run_process(prove_argv(dir, circom_data + "/cube.bn128.zkey", {circom_data + "/cube.wtns"}), dir);
   CHECK(bn128.exit_code == 2);
   CHECK(bn128.err.find("cube.bn128.zkey: section 2 (header): the key is for bn128, not bls12381") != std::string::npos);
-  const auto other = run_process(prove_argv(dir, circom_data + "/poseidon_chain.zkey", {circom_data + "/cube.wtns"}), dir);
-  CHECK(other.exit_code == 2);
-  CHECK(other.err.find("cube.wtns: section 1 (header): the witness has 4 values, the circuit 2071") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.file("proofs")));
+}
 
-  // A witness with one value changed, checked against the constraints first.
+TEST_CASE("prove: a bad witness fails alone; the batch's good witnesses are proved and snarkjs accepts them",
+          "[app][prove][zkey][cpu]") {
+  scratch_dir dir;
+  // A witness with one value changed: it breaks a constraint, so its proof would not verify.
   std::string bad = read_file(circom_data + "/poseidon_chain_1.wtns");
   bad[76 + 32 * 500] ^= 1;  // after the 76-byte header: value 500's lowest byte
   write_file(dir.file("bad.wtns"), bad);
-  auto argv = prove_argv(dir, circom_data + "/poseidon_chain.zkey", {dir.file("bad.wtns")});
-  argv.insert(argv.end(), {"--r1cs", circom_data + "/poseidon_chain.r1cs"});
-  const auto unsatisfied = run_process(argv, dir);
-  CHECK(unsatisfied.exit_code == 1);
-  CHECK(unsatisfied.err.find("bad.wtns: the witness does not satisfy the circuit (constraint ") != std::string::npos);
+  const std::vector<std::string> batch = {circom_data + "/poseidon_chain_1.wtns", dir.file("bad.wtns"),
+                                          circom_data + "/cube.wtns", circom_data + "/poseidon_chain_2.wtns"};
+  const std::string node = require_node(dir);
+
+  SECTION("without --r1cs: the bad witness's proof does not verify") {
+    const auto r = run_process(prove_argv(dir, circom_data + "/poseidon_chain.zkey", batch), dir);
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("bad.wtns: not proved: ") != std::string::npos);
+    CHECK(r.err.find("the witness does not satisfy the circuit (its proof does not verify with ") != std::string::npos);
+    CHECK(r.out.find("not proved: " + dir.file("bad.wtns")) != std::string::npos);
+  }
+  SECTION("with --r1cs: the bad witness breaks a constraint and is not proved") {
+    auto argv = prove_argv(dir, circom_data + "/poseidon_chain.zkey", batch);
+    argv.insert(argv.end(), {"--r1cs", circom_data + "/poseidon_chain.r1cs", "--json", dir.file("report.json")});
+    const auto r = run_process(argv, dir);
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("bad.wtns: not proved: the witness does not satisfy the circuit (constraint ") != std::string::npos);
+    const json::value report = json::parse(read_file(dir.file("report.json")));
+    CHECK(report.at("verified").to_number<int>() == 2);
+    CHECK(report.at("failed").to_number<int>() == 2);
+    const auto& results = report.at("results").as_array();
+    REQUIRE(results.size() == 4);
+    CHECK(results[0].at("state") == "done");
+    CHECK(results[1].at("state") == "failed");
+    CHECK(results[1].at("witness").as_string() == dir.file("bad.wtns"));
+    CHECK(results[2].at("error").as_string().find("the witness has 4 values, the circuit 2071") != std::string::npos);
+    CHECK(results[3].at("state") == "done");
+  }
+  // In both: another circuit's witness is named with its problem; the bad ones write nothing; the
+  // good ones are written and snarkjs accepts them.
+  CHECK(std::filesystem::exists(dir.file("proofs")));
   CHECK_FALSE(std::filesystem::exists(dir.file("proofs/bad.proof.json")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("proofs/bad.public.json")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("proofs/cube.proof.json")));
+  for (const char* name : {"poseidon_chain_1", "poseidon_chain_2"}) {
+    const auto check = run_process({node, snarkjs_cli, "groth16", "verify", circom_data + "/poseidon_chain.vk.json",
+                                    dir.file(std::string("proofs/") + name + ".public.json"),
+                                    dir.file(std::string("proofs/") + name + ".proof.json")},
+                                   dir);
+    INFO(name << ": " << check.out << check.err);
+    CHECK(check.exit_code == 0);
+  }
 }
