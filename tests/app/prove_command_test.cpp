@@ -6,6 +6,8 @@
 #include "app_test_support.hpp"
 #include "proof_report_support.hpp"
 
+#include <coprove/r1cs/circom_witness.hpp>
+
 using namespace coprove::test;
 
 namespace {
@@ -99,5 +101,70 @@ TEST_CASE("prove: a bad witness fails alone; the batch's good witnesses are prov
                                    dir);
     INFO(name << ": " << check.out << check.err);
     CHECK(check.exit_code == 0);
+  }
+}
+
+TEST_CASE("prove: SHA-256 of one block proves on the host backend; snarkjs accepts the proofs and refuses tampered ones",
+          "[app][prove][zkey][sha256][cpu]") {
+  // circomlib's Sha256(256) (scripts/make_circom_fixtures.sh sha256): 31209 signals, a 2^15 domain,
+  // and a witness that is all bits (the adders' sums and carries too): every MSM scalar is 0 or 1.
+  scratch_dir dir;
+  const std::string node = require_node(dir);
+  const std::string zkey = circom_data + "/sha256_block.zkey";
+  const std::string vk = circom_data + "/sha256_block.vk.json";
+  const std::vector<std::string> messages = {"coprove: SHA-256 of one block #1", "coprove: SHA-256 of one block #2"};
+
+  for (const char* name : {"sha256_block_1.wtns", "sha256_block_2.wtns"}) {
+    const auto witness = coprove::r1cs::read_wtns(circom_data + "/" + name);
+    std::size_t bits = 0;
+    for (const auto& v : witness) bits += v.is_zero() || v == coprove::field::fr::one();
+    CHECK(witness.size() == 31209);
+    CHECK(bits == witness.size());
+  }
+
+  const auto r = run_process(
+      prove_argv(dir, zkey, {circom_data + "/sha256_block_1.wtns", circom_data + "/sha256_block_2.wtns"}), dir,
+      std::chrono::seconds(300));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+
+  const auto snarkjs_verify = [&](const std::string& public_path, const std::string& proof_path) {
+    return run_process({node, snarkjs_cli, "groth16", "verify", vk, public_path, proof_path}, dir);
+  };
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const std::string base = dir.file("proofs/sha256_block_" + std::to_string(i + 1));
+    const auto check = snarkjs_verify(base + ".public.json", base + ".proof.json");
+    INFO(check.out << check.err);
+    CHECK(check.exit_code == 0);
+
+    // The public signals are the digest's bits, most significant first: sha256sum's digest.
+    const auto digest = run_process({"sh", "-c", "printf %s \"$0\" | sha256sum", messages[i]}, dir);
+    REQUIRE(digest.exit_code == 0);
+    std::string expected;
+    for (std::size_t c = 0; c < 64; ++c) {
+      const int nibble = std::stoi(digest.out.substr(c, 1), nullptr, 16);
+      for (int b = 3; b >= 0; --b) expected += (nibble >> b & 1) ? '1' : '0';
+    }
+    const json::value public_signals = json::parse(read_file(base + ".public.json"));
+    std::string signals;
+    for (const auto& s : public_signals.as_array()) signals += s.as_string().c_str();
+    CHECK(signals == expected);
+  }
+
+  // A digest bit flipped, and the first proof's C in the second proof: snarkjs refuses both.
+  const std::string first = dir.file("proofs/sha256_block_1");
+  json::array flipped = json::parse(read_file(first + ".public.json")).as_array();
+  flipped[7] = flipped[7].as_string() == "0" ? "1" : "0";
+  write_file(dir.file("flipped.public.json"), json::serialize(flipped));
+  json::object mixed = json::parse(read_file(dir.file("proofs/sha256_block_2.proof.json"))).as_object();
+  mixed["pi_c"] = json::parse(read_file(first + ".proof.json")).at("pi_c");
+  write_file(dir.file("mixed.proof.json"), json::serialize(mixed));
+  for (const auto& [public_path, proof_path] :
+       {std::pair{dir.file("flipped.public.json"), first + ".proof.json"},
+        std::pair{dir.file("proofs/sha256_block_2.public.json"), dir.file("mixed.proof.json")}}) {
+    const auto refused = snarkjs_verify(public_path, proof_path);
+    INFO(refused.out << refused.err);
+    CHECK(refused.exit_code != 0);
+    CHECK((refused.out + refused.err).find("Invalid proof") != std::string::npos);
   }
 }
