@@ -2,7 +2,9 @@
 // witness, the same pinned, semaphore-paced pipeline as `run`), and writes, for each NAME.wtns,
 // DIR/NAME.proof.json and DIR/NAME.public.json as snarkjs writes them. Every proof is verified
 // with the zkey's verifying key before it is written; with --r1cs each witness is checked against
-// the constraints first, and one that does not satisfy them is not proved.
+// the constraints first, and one that does not satisfy them is not proved. Each witness is its own
+// job: one that cannot be read, breaks a constraint or whose proof does not verify is named with
+// the reason and writes nothing, the others are proved and written, and the exit status is 1.
 #include "backend.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
@@ -21,6 +23,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -34,6 +37,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 namespace coprove::app {
 
@@ -49,6 +53,16 @@ const std::vector<extra_flag> prove_flags = {
     {"r1cs", "PATH", "the circuit's .r1cs: each witness is checked against its constraints before proving"},
     {"json", "PATH", "write the report, with every proof, as JSON"},
     {"progress", "MODE", "auto (an updating line on a terminal, a line per step otherwise), line, plain or none"},
+};
+
+// A witness file's way through the command: read, checked, proved as its own job, written.
+struct witness_outcome {
+  std::string path;
+  std::string name;                  ///< NAME of NAME.wtns: the proof files' names
+  std::optional<std::uint64_t> job;  ///< set once submitted
+  std::error_code error;             ///< the job's
+  engine::prove_result result;
+  std::string failure;  ///< why it was not proved (empty: not failed)
 };
 
 void write_json(const std::filesystem::path& path, const json::value& value) {
@@ -88,9 +102,9 @@ int prove_command(const std::vector<std::string>& args) {
   }
   init_logging(cfg);
 
-  // Bad files are refused before anything is proved, naming the file, the section and the problem.
+  // A bad key (or r1cs) is refused before anything is proved, naming the file, the section and the
+  // problem. A bad witness fails only itself: the others are still proved.
   std::shared_ptr<const groth16::zkey> key;
-  std::vector<std::vector<field::fr>> witnesses;
   std::optional<r1cs::circom_r1cs> constraints;
   try {
     key = std::make_shared<const groth16::zkey>(groth16::read_zkey(zkey_path));
@@ -102,21 +116,31 @@ int prove_command(const std::vector<std::string>& args) {
                           " " + std::to_string(key->num_variables()) + " and " + std::to_string(key->num_public) +
                           ": not the same circuit");
     }
-    for (const auto& p : witness_paths) witnesses.push_back(r1cs::read_wtns(p, key->num_variables()));
   } catch (const r1cs::circom_file_error& e) {
     throw usage_error(std::string("coprove prove: ") + e.what());
   }
-  std::vector<std::string> unsatisfied;
-  if (constraints) {
-    for (std::size_t i = 0; i < witnesses.size(); ++i) {
-      if (const auto c = constraints->first_unsatisfied(witnesses[i]))
-        unsatisfied.push_back(witness_paths[i] + ": the witness does not satisfy the circuit (constraint " +
-                              std::to_string(*c) + " of " + r1cs_path + ")");
+  std::vector<witness_outcome> outcomes(witness_paths.size());
+  auto fail = [&](witness_outcome& w, std::string reason) {
+    std::cerr << "coprove prove: " << w.path << ": not proved: " << reason << "\n";
+    w.failure = std::move(reason);
+  };
+  std::vector<std::vector<field::fr>> witnesses(witness_paths.size());
+  for (std::size_t i = 0; i < witness_paths.size(); ++i) {
+    witness_outcome& w = outcomes[i];
+    w.path = witness_paths[i];
+    w.name = names[i];
+    try {
+      witnesses[i] = r1cs::read_wtns(w.path, key->num_variables());
+    } catch (const r1cs::circom_file_error& e) {
+      // The message starts with the file's name, which the line names already.
+      std::string reason = e.what();
+      if (reason.rfind(w.path + ": ", 0) == 0) reason.erase(0, w.path.size() + 2);
+      fail(w, std::move(reason));
+      continue;
     }
-    if (!unsatisfied.empty()) {
-      for (const auto& line : unsatisfied) std::cerr << "coprove prove: " << line << "\n";
-      std::cerr << "coprove prove: nothing proved\n";
-      return exit_failed;
+    if (constraints) {
+      if (const auto c = constraints->first_unsatisfied(witnesses[i]))
+        fail(w, "the witness does not satisfy the circuit (constraint " + std::to_string(*c) + " of " + r1cs_path + ")");
     }
   }
   std::filesystem::create_directories(out_dir);
@@ -128,20 +152,29 @@ int prove_command(const std::vector<std::string>& args) {
   plan_for_zkey_circuits(engine_cfg);
   std::unique_ptr<engine::engine> engine = make_engine(io.get_executor(), cfg, engine_cfg, "coprove prove");
   const auto& backend = engine->backend();
-  std::cerr << "coprove prove: " << witnesses.size() << " witness(es) of " << zkey_path << " (" << key->num_variables()
-            << " signals, " << key->num_public << " public, domain 2^" << key->domain().log_size() << ") on the "
-            << backend.name() << " backend (" << backend.device_count() << " device(s) x "
-            << backend.worker_slots_per_device() << " slots)\n";
+  std::cerr << "coprove prove: " << witness_paths.size() << " witness(es) of " << zkey_path << " ("
+            << key->num_variables() << " signals, " << key->num_public << " public, domain 2^"
+            << key->domain().log_size() << ") on the " << backend.name() << " backend (" << backend.device_count()
+            << " device(s) x " << backend.worker_slots_per_device() << " slots)\n";
 
-  engine::prove_request request;
-  request.circuit = circuit;
-  request.seed = cfg.workload.seed;
-  request.witnesses = std::make_shared<const std::vector<std::vector<field::fr>>>(std::move(witnesses));
-  const std::uint64_t id = engine->submit(request);
+  // One job a witness, all submitted at once through the same pipeline: a witness that fails ends
+  // its own job, never another's.
+  std::vector<std::uint64_t> ids;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    witness_outcome& w = outcomes[i];
+    if (!w.failure.empty()) continue;
+    engine::prove_request request;
+    request.circuit = circuit;
+    request.seed = cfg.workload.seed + i;
+    request.witnesses = std::make_shared<const std::vector<std::vector<field::fr>>>(1, std::move(witnesses[i]));
+    try {
+      w.job = engine->submit(request);
+      ids.push_back(*w.job);
+    } catch (const std::invalid_argument& e) {
+      fail(w, e.what());
+    }
+  }
 
-  std::error_code job_error;
-  std::string job_message;
-  engine::prove_result result;
   bool finished = false;
   bool interrupted = false;
   asio::signal_set signals(io, SIGINT, SIGTERM);
@@ -149,42 +182,67 @@ int prove_command(const std::vector<std::string>& args) {
     if (ec) return;
     interrupted = true;
     COPROVE_LOG(warning, "app") << "signal " << signal << ": cancelling the proofs";
-    engine->cancel(id);
+    for (auto id : ids) engine->cancel(id);
   });
   const auto started = std::chrono::steady_clock::now();
-  asio::co_spawn(
-      io,
-      [&]() -> asio::awaitable<void> {
-        auto [ec, r] = co_await engine->async_await(id, asio::as_tuple(asio::use_awaitable));
-        job_error = ec;
-        if (ec) {
-          const auto status = engine->status(id);
-          job_message = status && !status->error.empty() ? status->error : ec.message();
-        }
-        result = std::move(r);
-        finished = true;
-        co_await engine->async_shutdown(true, asio::use_awaitable);
-        signals.cancel();
-      },
-      [](std::exception_ptr e) {
-        if (e) std::rethrow_exception(e);
-      });
+  std::size_t open_jobs = ids.size();
+  auto all_ended = [&]() -> asio::awaitable<void> {
+    finished = true;
+    co_await engine->async_shutdown(true, asio::use_awaitable);
+    signals.cancel();
+  };
+  for (witness_outcome& w : outcomes) {
+    if (!w.job) continue;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          auto [ec, r] = co_await engine->async_await(*w.job, asio::as_tuple(asio::use_awaitable));
+          w.error = ec;
+          w.result = std::move(r);
+          if (ec == std::errc::operation_canceled) {
+            w.failure = "cancelled";
+          } else if (ec) {
+            const auto status = engine->status(*w.job);
+            fail(w, status && !status->error.empty() ? status->error : ec.message());
+          }
+          if (--open_jobs == 0) co_await all_ended();
+        },
+        [](std::exception_ptr e) {
+          if (e) std::rethrow_exception(e);
+        });
+  }
+  if (ids.empty()) asio::co_spawn(io, all_ended(), asio::detached);
   if (progress != "none") {
     const bool interactive = progress == "line" || (progress == "auto" && ::isatty(STDERR_FILENO));
-    asio::co_spawn(io, show_progress(*engine, {id}, names.size(), interactive, finished), [](std::exception_ptr) {});
+    asio::co_spawn(io, show_progress(*engine, ids, ids.size(), interactive, finished), [](std::exception_ptr) {});
   }
   coprove::runtime::spin_stats spin_stats;
   coprove::runtime::run_spinning(io, coprove::runtime::default_spin_window, spin_stats,
                                  engine->backend().completion_source());
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  std::size_t written = 0;
-  for (const auto& p : result.partitions) {
-    if (!p.proof || !p.verified) continue;
-    const std::filesystem::path base = std::filesystem::path(out_dir) / names[p.index];
-    write_json(base.string() + ".proof.json", groth16::proof_to_snarkjs_json(*p.proof));
-    write_json(base.string() + ".public.json", groth16::public_inputs_to_snarkjs_json(p.public_inputs));
-    ++written;
+  std::size_t written = 0, cancelled = 0;
+  json::array results;
+  for (witness_outcome& w : outcomes) {
+    const engine::partition_result* proved = nullptr;
+    if (w.failure.empty() && !w.result.partitions.empty() && w.result.partitions.front().proof &&
+        w.result.partitions.front().verified)
+      proved = &w.result.partitions.front();
+    if (proved) {
+      const std::filesystem::path base = std::filesystem::path(out_dir) / w.name;
+      write_json(base.string() + ".proof.json", groth16::proof_to_snarkjs_json(*proved->proof));
+      write_json(base.string() + ".public.json", groth16::public_inputs_to_snarkjs_json(proved->public_inputs));
+      ++written;
+    } else if (w.failure.empty()) {
+      fail(w, "the engine returned no verified proof");
+    }
+    if (w.error == std::errc::operation_canceled) ++cancelled;
+    json::object job = w.job ? w.result.to_json() : json::object{};
+    job["witness"] = w.path;
+    if (w.job) job["job_id"] = *w.job;
+    job["state"] = proved ? "done" : w.error == std::errc::operation_canceled ? "cancelled" : "failed";
+    if (!proved) job["error"] = w.failure;
+    results.push_back(std::move(job));
   }
 
   json::object report = engine->report_json();
@@ -194,23 +252,25 @@ int prove_command(const std::vector<std::string>& args) {
                                 {"public", key->num_public},
                                 {"domain_size", key->domain_size()},
                                 {"bytes", key->file_bytes}};
-  report["partitions"] = names.size();
+  report["partitions"] = outcomes.size();
   report["verified"] = written;
-  report["failed"] = names.size() - written;
+  report["failed"] = outcomes.size() - written - cancelled;
+  report["cancelled"] = cancelled;
   report["wall_s"] = wall_s;
-  json::object job = result.to_json();
-  if (job_error) job["error"] = job_message;
-  report["results"] = json::array{std::move(job)};
+  report["results"] = std::move(results);
   std::cout << format_report(report, engine->plan().describe());
-  if (job_error) std::cout << "  did not finish: " << job_message << "\n";
+  for (const auto& w : outcomes)
+    if (!w.failure.empty()) std::cout << "  not proved: " << w.path << ": " << w.failure << "\n";
   std::cout.flush();
-  std::cerr << "coprove prove: " << written << " of " << names.size() << " proofs verified with the key's vk and "
-            << "written to " << out_dir << " (check one with: snarkjs groth16 verify verification_key.json "
-            << out_dir << "/NAME.public.json " << out_dir << "/NAME.proof.json)\n";
+  std::cerr << "coprove prove: " << written << " of " << outcomes.size() << " proofs verified with the key's vk and "
+            << "written to " << out_dir;
+  if (written < outcomes.size()) std::cerr << "; " << outcomes.size() - written << " witness(es) not proved (above)";
+  std::cerr << " (check one with: snarkjs groth16 verify verification_key.json " << out_dir << "/NAME.public.json "
+            << out_dir << "/NAME.proof.json)\n";
   if (!json_path.empty()) write_json(json_path, report);
   engine.reset();
-  if (interrupted) return 130;
-  return written == names.size() ? exit_ok : exit_failed;
+  if (interrupted) return exit_interrupted;
+  return written == outcomes.size() ? exit_ok : exit_failed;
 }
 
 }  // namespace coprove::app

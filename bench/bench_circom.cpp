@@ -1,9 +1,11 @@
 // Proving circom witnesses with a snarkjs zkey: the time per witness of coprove (prove_zkey on the
 // CPU alone, and a batch through the engine on the chosen backend, proofs/s) beside
 // `snarkjs groth16 prove` on the same zkey and witness in the same run (bench/snarkjs_prove.mjs,
-// in-process, start-up left out), and the ratio. Every proof is verified (ours with the zkey's vk,
-// snarkjs's by snarkjs). Run from the repository root (the defaults are its fixtures); prints a
-// table and, with --json PATH, writes the rows.
+// in-process, start-up left out), and the ratio, one group of rows a circuit: the Poseidon chain
+// (2^12), SHA-256 of one block (2^15) and, once made, of two blocks (2^16). Every proof is verified
+// (ours with the zkey's vk, snarkjs's by snarkjs). Run from the repository root (the circuits'
+// files are its fixtures, made by scripts/make_circom_fixtures.sh); prints a table and, with
+// --json PATH, writes the rows.
 #include <coprove/engine/engine.hpp>
 #include <coprove/engine/host_backend.hpp>
 #include <coprove/field/parallel.hpp>
@@ -21,10 +23,14 @@
 #include <boost/asio/use_future.hpp>
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <filesystem>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,13 +42,43 @@ namespace engine = coprove::engine;
 using coprove::field::fr;
 
 void usage() {
-  std::cerr << "usage: bench_circom [--zkey PATH] [--witness PATH]... [--batch N] [--runs N] [--backend host|cuda]\n"
-               "                    [--snarkjs-runs N] [--node PATH] [--json PATH]\n"
-               "  --zkey, --witness: default tests/data/circom/poseidon_chain.zkey and its two witnesses\n"
+  std::cerr << "usage: bench_circom [--circuit NAME]... [--zkey PATH --witness PATH...] [--batch N] [--runs N]\n"
+               "                    [--backend host|cuda] [--snarkjs-runs N] [--node PATH] [--json PATH]\n"
+               "  --circuit: poseidon_chain (2^12), sha256_block (SHA-256, one block, 2^15) or sha256_2block\n"
+               "             (two blocks, 2^16: scripts/make_circom_fixtures.sh sha256x2 makes it); repeatable.\n"
+               "             Default: each of them whose files are there\n"
+               "  --zkey, --witness: another circuit, its key and witnesses\n"
                "  --batch: witnesses (cycled) in the engine's job (default 16); --runs: CPU proofs timed (default 3)\n"
                "  --backend: the engine's backend (default cuda where compiled in and a GPU is seen, else host)\n"
-               "  --snarkjs-runs: timed snarkjs proofs per witness (default 3; 0 leaves snarkjs out)\n";
+               "  --snarkjs-runs: timed snarkjs proofs per circuit (default 3; 0 leaves snarkjs out)\n";
 }
+
+/// A circuit to measure: its zkey and witnesses.
+struct circuit_files {
+  std::string name;
+  std::string zkey;
+  std::vector<std::string> witnesses;
+  bool given = false;  ///< by --zkey (its --witness flags follow), not a fixture's name
+};
+
+/// The fixtures: NAME.zkey with NAME_1.wtns and NAME_2.wtns, in tests/data/circom (committed) or
+/// build/circom-fixtures (made there, too large to commit).
+std::optional<circuit_files> find_fixture(const std::string& name) {
+  for (const std::string dir : {"tests/data/circom/", "build/circom-fixtures/"}) {
+    circuit_files c{name, dir + name + ".zkey", {dir + name + "_1.wtns", dir + name + "_2.wtns"}, false};
+    if (std::filesystem::exists(c.zkey) && std::filesystem::exists(c.witnesses[0]) &&
+        std::filesystem::exists(c.witnesses[1]))
+      return c;
+  }
+  return std::nullopt;
+}
+
+const std::vector<std::string> fixture_names = {"poseidon_chain", "sha256_block", "sha256_2block"};
+
+struct options {
+  std::size_t batch = 16, runs = 3, snarkjs_runs = 3;
+  std::string backend_name, node = "node";
+};
 
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -72,45 +108,32 @@ std::unique_ptr<engine::compute_backend> make_backend(const std::string& name) {
   return engine::make_host_backend(1, 2);
 }
 
-int run(int argc, char** argv) {
-  std::string zkey_path = "tests/data/circom/poseidon_chain.zkey";
-  std::vector<std::string> witness_paths;
-  std::size_t batch = 16, runs = 3, snarkjs_runs = 3;
-  std::string backend_name, node = "node", json_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto next = [&] { return coprove::bench::option_value(argc, argv, i, usage); };
-    if (arg == "--zkey") zkey_path = next();
-    else if (arg == "--witness") witness_paths.push_back(next());
-    else if (arg == "--batch") batch = std::stoul(next());
-    else if (arg == "--runs") runs = std::stoul(next());
-    else if (arg == "--backend") backend_name = next();
-    else if (arg == "--snarkjs-runs") snarkjs_runs = std::stoul(next());
-    else if (arg == "--node") node = next();
-    else if (arg == "--json") json_path = next();
-    else {
-      usage();
-      return 1;
-    }
+/// The fraction of the witness's values that are 0 or 1 (the MSMs' cheap scalars).
+double zero_one_fraction(const std::vector<std::vector<fr>>& witnesses) {
+  std::size_t bits = 0, all = 0;
+  for (const auto& w : witnesses) {
+    for (const fr& v : w) bits += v.is_zero() || v == fr::one();
+    all += w.size();
   }
-  if (witness_paths.empty())
-    witness_paths = {"tests/data/circom/poseidon_chain_1.wtns", "tests/data/circom/poseidon_chain_2.wtns"};
-  if (batch == 0 || runs == 0) {
-    usage();
-    return 1;
-  }
+  return all == 0 ? 0.0 : static_cast<double>(bits) / static_cast<double>(all);
+}
 
-  const auto key = std::make_shared<const groth16::zkey>(groth16::read_zkey(zkey_path));
+/// Measures one circuit, prints its rows and returns them as JSON; throws when a proof fails.
+boost::json::object measure(const circuit_files& circuit, const options& opt) {
+  const auto key = std::make_shared<const groth16::zkey>(groth16::read_zkey(circuit.zkey));
   std::vector<std::vector<fr>> witnesses;
-  for (const auto& p : witness_paths) witnesses.push_back(coprove::r1cs::read_wtns(p, key->num_variables()));
+  for (const auto& p : circuit.witnesses) witnesses.push_back(coprove::r1cs::read_wtns(p, key->num_variables()));
   const auto pvk = groth16::prepared_verifying_key::from(key->pk.vk);
-  std::printf("bench_circom: %s (%zu signals, domain 2^%u), %zu CPU threads\n", zkey_path.c_str(),
-              key->num_variables(), key->domain().log_size(), coprove::field::parallelism());
+  const double bits = zero_one_fraction(witnesses);
+  std::printf("\n%s: %s (%zu signals, domain 2^%u, %.1f%% of the witness 0 or 1), %zu CPU threads\n",
+              circuit.name.c_str(), circuit.zkey.c_str(), key->num_variables(), key->domain().log_size(), 100 * bits,
+              coprove::field::parallelism());
+  std::fflush(stdout);
 
   // coprove on the CPU alone: the SpMV, the odd-coset quotient, the proof and its verification.
   std::vector<double> cpu_ms;
   auto secrets = groth16::secret_source::system();
-  for (std::size_t r = 0; r < runs; ++r) {
+  for (std::size_t r = 0; r < opt.runs; ++r) {
     const auto start = std::chrono::steady_clock::now();
     (void)groth16::prove_zkey(*key, pvk, witnesses[r % witnesses.size()], secrets);
     cpu_ms.push_back(ms_since(start));
@@ -124,47 +147,41 @@ int run(int argc, char** argv) {
   double engine_ms = 0;
   std::string backend_used;
   std::size_t verified = 0;
+  std::string failure;
   {
     engine::engine_config cfg;
     cfg.max_log_constraints = std::max(16u, key->domain().log_size());
     cfg.zkey_circuits = {{"circuit", key}};
-    engine::engine e(io.get_executor(), cfg, make_backend(backend_name));
+    engine::engine e(io.get_executor(), cfg, make_backend(opt.backend_name));
     backend_used = std::string(e.backend().name());
     engine::prove_request request;
     request.circuit = "circuit";
     auto batch_witnesses = std::make_shared<std::vector<std::vector<fr>>>();
-    for (std::size_t i = 0; i < batch; ++i) batch_witnesses->push_back(witnesses[i % witnesses.size()]);
+    for (std::size_t i = 0; i < opt.batch; ++i) batch_witnesses->push_back(witnesses[i % witnesses.size()]);
     request.witnesses = batch_witnesses;
     const auto start = std::chrono::steady_clock::now();
     auto [ec, result] = e.async_prove(request, boost::asio::use_future).get();
     engine_ms = ms_since(start);
-    if (ec) {
-      std::cerr << "bench_circom: the engine's job failed: " << ec.message() << "\n";
-      guard.reset();
-      io_thread.join();
-      return 1;
-    }
+    if (ec) failure = "the engine's job failed: " + ec.message();
     for (const auto& p : result.partitions) verified += p.verified && p.proof && groth16::verify(pvk, *p.proof, p.public_inputs);
   }
   guard.reset();
   io_thread.join();
-  if (verified != batch) {
-    std::cerr << "bench_circom: " << (batch - verified) << " of " << batch << " engine proofs did not verify\n";
-    return 1;
-  }
-  const double per_witness = engine_ms / static_cast<double>(batch);
+  if (!failure.empty()) throw std::runtime_error(circuit.name + ": " + failure);
+  if (verified != opt.batch)
+    throw std::runtime_error(circuit.name + ": " + std::to_string(opt.batch - verified) + " of " +
+                             std::to_string(opt.batch) + " engine proofs did not verify");
+  const double per_witness = engine_ms / static_cast<double>(opt.batch);
 
   // snarkjs on the same zkey and witness.
   double snarkjs_ms = 0;
   std::string snarkjs_version;
-  if (snarkjs_runs > 0) {
-    const auto got = run_command(node + " bench/snarkjs_prove.mjs '" + zkey_path + "' '" + witness_paths[0] + "' " +
-                                 std::to_string(snarkjs_runs));
-    if (got.status != 0) {
-      std::cerr << "bench_circom: snarkjs did not run (" << got.output << "); run from the repository root after "
-                   "scripts/setup.sh, or give --snarkjs-runs 0\n";
-      return 1;
-    }
+  if (opt.snarkjs_runs > 0) {
+    const auto got = run_command(opt.node + " bench/snarkjs_prove.mjs '" + circuit.zkey + "' '" +
+                                 circuit.witnesses[0] + "' " + std::to_string(opt.snarkjs_runs));
+    if (got.status != 0)
+      throw std::runtime_error("snarkjs did not run (" + got.output +
+                               "); run from the repository root after scripts/setup.sh, or give --snarkjs-runs 0");
     const auto answer = boost::json::parse(got.output).as_object();
     std::vector<double> ms;
     for (const auto& v : answer.at("ms").as_array()) ms.push_back(v.to_number<double>());
@@ -175,30 +192,99 @@ int run(int argc, char** argv) {
   std::printf("%-34s %12s %14s\n", "prover", "ms/witness", "snarkjs/ours");
   std::printf("%-34s %12.1f %14s\n", "coprove prove_zkey (CPU, one)", cpu,
               snarkjs_ms > 0 ? std::to_string(snarkjs_ms / cpu).substr(0, 6).c_str() : "-");
-  const std::string engine_label = "coprove engine (" + backend_used + ", batch " + std::to_string(batch) + ")";
-  std::printf("%-34s %12.1f %14s   %.1f proofs/s\n", engine_label.c_str(), per_witness,
+  const std::string engine_label = "coprove engine (" + backend_used + ", batch " + std::to_string(opt.batch) + ")";
+  std::printf("%-34s %12.1f %14s   %.2f proofs/s\n", engine_label.c_str(), per_witness,
               snarkjs_ms > 0 ? std::to_string(snarkjs_ms / per_witness).substr(0, 6).c_str() : "-",
               1e3 / per_witness);
   if (snarkjs_ms > 0) std::printf("%-34s %12.1f %14s\n", ("snarkjs " + snarkjs_version).c_str(), snarkjs_ms, "1");
+  std::fflush(stdout);
 
-  if (!json_path.empty()) {
-    boost::json::object row{{"zkey", zkey_path},
-                            {"signals", key->num_variables()},
-                            {"log_domain", key->domain().log_size()},
-                            {"threads", coprove::field::parallelism()},
-                            {"cpu_prove_zkey_ms", cpu},
-                            {"engine_backend", backend_used},
-                            {"engine_batch", batch},
-                            {"engine_ms_per_witness", per_witness},
-                            {"engine_proofs_per_s", 1e3 / per_witness}};
-    if (snarkjs_ms > 0) {
-      row["snarkjs_version"] = snarkjs_version;
-      row["snarkjs_ms"] = snarkjs_ms;
-      row["ratio_snarkjs_over_cpu"] = snarkjs_ms / cpu;
-      row["ratio_snarkjs_over_engine"] = snarkjs_ms / per_witness;
-    }
-    if (!coprove::bench::write_json_file(json_path, row, "bench_circom")) return 1;
+  boost::json::object row{{"circuit", circuit.name},
+                          {"zkey", circuit.zkey},
+                          {"signals", key->num_variables()},
+                          {"log_domain", key->domain().log_size()},
+                          {"witness_zero_one_fraction", bits},
+                          {"threads", coprove::field::parallelism()},
+                          {"cpu_runs", opt.runs},
+                          {"cpu_prove_zkey_ms", cpu},
+                          {"engine_backend", backend_used},
+                          {"engine_batch", opt.batch},
+                          {"engine_ms_per_witness", per_witness},
+                          {"engine_proofs_per_s", 1e3 / per_witness}};
+  if (snarkjs_ms > 0) {
+    row["snarkjs_version"] = snarkjs_version;
+    row["snarkjs_runs"] = opt.snarkjs_runs;
+    row["snarkjs_ms"] = snarkjs_ms;
+    row["ratio_snarkjs_over_cpu"] = snarkjs_ms / cpu;
+    row["ratio_snarkjs_over_engine"] = snarkjs_ms / per_witness;
   }
+  return row;
+}
+
+int run(int argc, char** argv) {
+  options opt;
+  std::vector<circuit_files> circuits;
+  std::string json_path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto next = [&] { return coprove::bench::option_value(argc, argv, i, usage); };
+    if (arg == "--circuit") {
+      const std::string name = next();
+      if (std::find(fixture_names.begin(), fixture_names.end(), name) == fixture_names.end()) {
+        usage();
+        return 1;
+      }
+      const auto found = find_fixture(name);
+      if (!found) {
+        std::cerr << "bench_circom: " << name << ".zkey and its witnesses are in neither tests/data/circom nor "
+                  << "build/circom-fixtures: make them with scripts/make_circom_fixtures.sh"
+                  << (name == "sha256_2block" ? " sha256x2" : "") << "\n";
+        return 1;
+      }
+      circuits.push_back(*found);
+    } else if (arg == "--zkey") {
+      const std::string path = next();
+      circuits.push_back({std::filesystem::path(path).stem().string(), path, {}, true});
+    } else if (arg == "--witness") {
+      if (circuits.empty() || !circuits.back().given) {
+        std::cerr << "bench_circom: --witness follows the --zkey it belongs to\n";
+        return 1;
+      }
+      circuits.back().witnesses.push_back(next());
+    } else if (arg == "--batch") opt.batch = std::stoul(next());
+    else if (arg == "--runs") opt.runs = std::stoul(next());
+    else if (arg == "--backend") opt.backend_name = next();
+    else if (arg == "--snarkjs-runs") opt.snarkjs_runs = std::stoul(next());
+    else if (arg == "--node") opt.node = next();
+    else if (arg == "--json") json_path = next();
+    else {
+      usage();
+      return 1;
+    }
+  }
+  if (circuits.empty()) {
+    for (const auto& name : fixture_names)
+      if (const auto found = find_fixture(name)) circuits.push_back(*found);
+    if (circuits.empty()) {
+      std::cerr << "bench_circom: no circuit found: run from the repository root\n";
+      return 1;
+    }
+  }
+  for (const auto& c : circuits) {
+    if (c.witnesses.empty()) {
+      std::cerr << "bench_circom: " << c.zkey << " has no --witness\n";
+      return 1;
+    }
+  }
+  if (opt.batch == 0 || opt.runs == 0) {
+    usage();
+    return 1;
+  }
+
+  boost::json::array rows;
+  for (const auto& c : circuits) rows.push_back(measure(c, opt));
+  if (!json_path.empty() && !coprove::bench::write_json_file(json_path, boost::json::object{{"rows", rows}}, "bench_circom"))
+    return 1;
   return 0;
 }
 

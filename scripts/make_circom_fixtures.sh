@@ -4,31 +4,42 @@
 # (--prime bls12381), witnesses from circom's wasm witness calculator (snarkjs wtns calculate),
 # development Groth16 keys from a fresh powers of tau, and the keys' verification_key.json.
 # The files it writes are committed, so tests need none of this; rerun it after changing a circuit.
-# The powers of tau (the slow part: about 7 minutes for 2^12 on two cores) are kept in
-# build/circom-fixtures and reused. Entropy is fixed (-e), so these keys are for tests only.
+# The powers of tau are the slow part: on two shared cores, about 7 minutes for 2^12 and 47 for 2^15
+# (the SHA-256 block; 43 of them preparing phase 2), growing a little faster than n. They are kept
+# in $PTAU_DIR (default build/circom-fixtures, outside the committed tree) and reused. Entropy is fixed (-e), so these
+# keys are for tests only.
 #
-# usage: scripts/make_circom_fixtures.sh
+# usage: scripts/make_circom_fixtures.sh [SET...]
+#   small    the Poseidon chain (2^12) and the cube (refusal cases): committed
+#   sha256   SHA-256 of a 32-byte message, one block (2^15): committed
+#   sha256x2 SHA-256 of a 64-byte message, two blocks (2^16): build/circom-fixtures/sha256_2block*,
+#            for bench_circom only (its zkey is too large to commit)
+# With no SET: small and sha256.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 data=tests/data/circom
 work=build/circom-fixtures
-mkdir -p "$work"
+ptau_dir="${PTAU_DIR:-$work}"
+mkdir -p "$work" "$ptau_dir"
 snarkjs() { node node_modules/snarkjs/cli.js "$@"; }
 
-# circom2 runs under WASI with the working directory as its root: paths must be relative.
+# circom2 runs under WASI with the working directory as its root: paths must be relative, and
+# symbolic links out of the tree (a shared node_modules) are not followed, so circomlib is copied.
+rm -rf "$work/circomlib"
+cp -RL node_modules/circomlib/circuits "$work/circomlib"
 compile() {  # name prime
   node node_modules/circom2/cli.js "$data/$1.circom" --r1cs --wasm --prime "$2" \
-    -l node_modules/circomlib/circuits -o "$work" >/dev/null
+    -l "$work/circomlib" -o "$work" >/dev/null
 }
 
-ptau() {  # curve power -> $work/pot_<curve>_<power>.ptau, prepared for phase 2
-  local out="$work/pot_$1_$2.ptau"
+ptau() {  # curve power -> $ptau_dir/pot_<curve>_<power>.ptau, prepared for phase 2
+  local out="$ptau_dir/pot_$1_$2.ptau"
   if [ ! -f "$out" ]; then
-    snarkjs powersoftau new "$1" "$2" "$work/pot_$1_$2_0.ptau" >/dev/null
-    snarkjs powersoftau contribute "$work/pot_$1_$2_0.ptau" "$work/pot_$1_$2_1.ptau" \
+    snarkjs powersoftau new "$1" "$2" "$ptau_dir/pot_$1_$2_0.ptau" >/dev/null
+    snarkjs powersoftau contribute "$ptau_dir/pot_$1_$2_0.ptau" "$ptau_dir/pot_$1_$2_1.ptau" \
       --name=fixtures -e="coprove circom fixtures $1 $2" >/dev/null
-    snarkjs powersoftau prepare phase2 "$work/pot_$1_$2_1.ptau" "$out" >/dev/null
+    snarkjs powersoftau prepare phase2 "$ptau_dir/pot_$1_$2_1.ptau" "$out" >/dev/null
   fi
   echo "$out"
 }
@@ -43,25 +54,59 @@ witness() {  # circuit input-json out.wtns
   snarkjs wtns calculate "$work/$1_js/$1.wasm" "$work/input.json" "$3" >/dev/null
 }
 
-# The Poseidon chain: the circuit the prover tests and the example prove.
-compile poseidon_chain bls12381
-cp "$work/poseidon_chain.r1cs" "$data/"
-groth16_key "$data/poseidon_chain.r1cs" "$(ptau bls12381 12)" "$data/poseidon_chain.zkey"
-snarkjs zkey export verificationkey "$data/poseidon_chain.zkey" "$data/poseidon_chain.vk.json" >/dev/null
-witness poseidon_chain '{"x": "1", "k": "2"}' "$data/poseidon_chain_1.wtns"
-witness poseidon_chain '{"x": "12345678901234567890", "k": "987654321"}' "$data/poseidon_chain_2.wtns"
+# SHA-256 inputs: a message's bits, most significant bit of each byte first, as circomlib takes them.
+message_bits() {  # text -> {"in": [...]}
+  node -e 'const b = Buffer.from(process.argv[1]); const bits = [];
+    for (const x of b) for (let i = 7; i >= 0; --i) bits.push((x >> i) & 1);
+    console.log(JSON.stringify({in: bits}));' "$1"
+}
 
-# The cube: another circuit's witness, and its keys for another protocol (plonk) and another
-# curve (bn128).
-compile cube bls12381
-cp "$work/cube.r1cs" "$data/"
-witness cube '{"x": "3"}' "$data/cube.wtns"
-snarkjs plonk setup "$data/cube.r1cs" "$(ptau bls12381 5)" "$data/cube.plonk.zkey" >/dev/null
-mkdir -p "$work/bn128"
-node node_modules/circom2/cli.js "$data/cube.circom" --r1cs --prime bn128 -o "$work/bn128" >/dev/null
-groth16_key "$work/bn128/cube.r1cs" "$(ptau bn128 5)" "$data/cube.bn128.zkey"
+small() {
+  # The Poseidon chain: the circuit the prover tests and the example prove.
+  compile poseidon_chain bls12381
+  cp "$work/poseidon_chain.r1cs" "$data/"
+  groth16_key "$data/poseidon_chain.r1cs" "$(ptau bls12381 12)" "$data/poseidon_chain.zkey"
+  snarkjs zkey export verificationkey "$data/poseidon_chain.zkey" "$data/poseidon_chain.vk.json" >/dev/null
+  witness poseidon_chain '{"x": "1", "k": "2"}' "$data/poseidon_chain_1.wtns"
+  witness poseidon_chain '{"x": "12345678901234567890", "k": "987654321"}' "$data/poseidon_chain_2.wtns"
 
-# Each fixture must prove and verify with snarkjs itself.
-snarkjs groth16 prove "$data/poseidon_chain.zkey" "$data/poseidon_chain_1.wtns" "$work/proof.json" "$work/public.json"
-snarkjs groth16 verify "$data/poseidon_chain.vk.json" "$work/public.json" "$work/proof.json"
+  # The cube: another circuit's witness, and its keys for another protocol (plonk) and another
+  # curve (bn128).
+  compile cube bls12381
+  cp "$work/cube.r1cs" "$data/"
+  witness cube '{"x": "3"}' "$data/cube.wtns"
+  snarkjs plonk setup "$data/cube.r1cs" "$(ptau bls12381 5)" "$data/cube.plonk.zkey" >/dev/null
+  mkdir -p "$work/bn128"
+  node node_modules/circom2/cli.js "$data/cube.circom" --r1cs --prime bn128 -o "$work/bn128" >/dev/null
+  groth16_key "$work/bn128/cube.r1cs" "$(ptau bn128 5)" "$data/cube.bn128.zkey"
+
+  # Each fixture must prove and verify with snarkjs itself.
+  snarkjs groth16 prove "$data/poseidon_chain.zkey" "$data/poseidon_chain_1.wtns" "$work/proof.json" "$work/public.json"
+  snarkjs groth16 verify "$data/poseidon_chain.vk.json" "$work/public.json" "$work/proof.json"
+}
+
+# A SHA-256 circuit: its zkey, vk.json and two witnesses (messages of the length it hashes) in DIR.
+sha256() {  # name power dir message1 message2
+  compile "$1" bls12381
+  groth16_key "$work/$1.r1cs" "$(ptau bls12381 "$2")" "$3/$1.zkey"
+  snarkjs zkey export verificationkey "$3/$1.zkey" "$3/$1.vk.json" >/dev/null
+  witness "$1" "$(message_bits "$4")" "$3/$1_1.wtns"
+  witness "$1" "$(message_bits "$5")" "$3/$1_2.wtns"
+  snarkjs groth16 prove "$3/$1.zkey" "$3/$1_1.wtns" "$work/proof.json" "$work/public.json"
+  snarkjs groth16 verify "$3/$1.vk.json" "$work/public.json" "$work/proof.json"
+}
+
+[ $# -gt 0 ] || set -- small sha256
+for set in "$@"; do
+  case "$set" in
+    small) small ;;
+    # 32-byte messages: the message and its padding fill one block.
+    sha256) sha256 sha256_block 15 "$data" "coprove: SHA-256 of one block #1" "coprove: SHA-256 of one block #2" ;;
+    # 64-byte messages: the padding takes a second block.
+    sha256x2) sha256 sha256_2block 16 "$work" \
+      "coprove: SHA-256 of a 64-byte message, two blocks with padding 1" \
+      "coprove: SHA-256 of a 64-byte message, two blocks with padding 2" ;;
+    *) echo "make_circom_fixtures.sh: unknown set '$set' (small, sha256 or sha256x2)" >&2; exit 2 ;;
+  esac
+done
 ls -l "$data"
