@@ -160,6 +160,7 @@ TEST_CASE("the device memory plan charges keys, matrices, slots and margin, and 
   key.l.resize(7);
   key.h.resize(15);
   CHECK(device_key_bytes(key) == (10 + 10 + 7 + 15) * 96 + 10 * 192);
+  CHECK(device_key_bytes(3, 7, 16) == device_key_bytes(key));  // the same shape before the key exists
 
   device_memory_plan_input in;
   in.device = 1;

@@ -428,7 +428,6 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   };
   std::map<std::string, zkey_entry> zkeys_;
   std::size_t key_bytes_ = 0;
-  std::vector<device_memory_plan> device_plans_;
   void load_keys();
   void load_zkeys();
   void validate_zkey_request(const zkey_entry& z, const prove_request& request) const;
@@ -736,8 +735,9 @@ void engine_core::plan_devices() {
   for (const auto& [circuit, log] : config_.planned_keys) {
     if (keys_.count({circuit, log}) != 0) continue;
     const circuit_shape shape = make_circuit(circuit, log, 1, 0)->shape();
-    const std::size_t vars = shape.num_inputs + shape.num_aux, domain = std::size_t{1} << log;
-    add(key_name(circuit, log), (2 * vars + shape.num_aux + domain - 1) * 96 + vars * 192, domain, vars);
+    const std::size_t domain = std::size_t{1} << log;
+    add(key_name(circuit, log), device_key_bytes(shape.num_inputs, shape.num_aux, domain), domain,
+        shape.num_inputs + shape.num_aux);
   }
   const std::vector<std::string> names = backend_->device_names();
   for (std::size_t d = 0; d < devices_; ++d) {
@@ -752,8 +752,7 @@ void engine_core::plan_devices() {
     input.matrices_bytes = config_.backend_spmv ? plan_.pce_bytes : 0;
     input.slots = slots_;
     input.slot_bytes = backend_->device_working_bytes(n, variables);
-    device_plans_.push_back(plan_device_memory(input));
-    COPROVE_LOG(info, "engine") << "device memory plan: " << device_plans_.back().describe();
+    COPROVE_LOG(info, "engine") << "device memory plan: " << plan_device_memory(input).describe();
   }
 }
 

@@ -256,8 +256,19 @@ boost::json::object memory_plan::to_json() const {
   return o;
 }
 
+namespace {
+constexpr std::size_t device_g1_bytes = 96, device_g2_bytes = 192;  // affine x, y
+}  // namespace
+
 std::size_t device_key_bytes(const groth16::proving_key& key) noexcept {
-  return (key.a.size() + key.b_g1.size() + key.l.size() + key.h.size()) * 96 + key.b_g2.size() * 192;
+  return (key.a.size() + key.b_g1.size() + key.l.size() + key.h.size()) * device_g1_bytes +
+         key.b_g2.size() * device_g2_bytes;
+}
+
+std::size_t device_key_bytes(std::size_t num_inputs, std::size_t num_aux, std::size_t domain_size) noexcept {
+  const std::size_t variables = num_inputs + num_aux;
+  return (2 * variables + num_aux + (domain_size == 0 ? 0 : domain_size - 1)) * device_g1_bytes +
+         variables * device_g2_bytes;
 }
 
 device_memory_plan plan_device_memory(const device_memory_plan_input& input) {

@@ -103,6 +103,9 @@ memory_plan plan_memory(const memory_plan_input& input, std::optional<std::size_
 /// Device memory a proving key takes when its points are resident on a device (affine, without the
 /// infinity flag: 96 bytes a G1 point, 192 a G2 point).
 std::size_t device_key_bytes(const groth16::proving_key& key) noexcept;
+/// The same for a key of this shape before it is made (a, b_g1, b_g2 per variable, l per
+/// auxiliary, n - 1 h points).
+std::size_t device_key_bytes(std::size_t num_inputs, std::size_t num_aux, std::size_t domain_size) noexcept;
 
 /// What one device's memory plan is computed from (a backend whose devices have memory of their
 /// own; the keys of a host backend are charged in the host plan).
