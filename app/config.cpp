@@ -285,7 +285,7 @@ const std::vector<binding>& bindings() {
       {{"log.json_file", "log-json", k::string, "\"\" (off)", "Also append every log record as a JSON line to this file."},
        [](app_config& c, const json::value& v) { c.log_json_file = as_string(v, "log.json_file"); },
        [](const app_config& c) { return json::value(c.log_json_file); }},
-      {{"workload.circuit", "circuit", k::string, "\"mimc\"", "Circuit `coprove run` proves: mimc or merkle."},
+      {{"workload.circuit", "circuit", k::string, "\"mimc\"", "Circuit `coprove run` proves: mimc, merkle or bits (a witness of bits, as hash circuits have)."},
        [](app_config& c, const json::value& v) {
          const std::string name = as_string(v, "workload.circuit");
          if (!circuit_known(name)) {
@@ -389,9 +389,11 @@ const std::vector<binding>& bindings() {
         "of waiting."},
        [](app_config& c, const json::value& v) { c.engine.pageable_fallback = as_bool(v, "engine.pageable_fallback"); },
        [](const app_config& c) { return json::value(c.engine.pageable_fallback); }},
-      {{"engine.prewarm_partitions", "prewarm", k::unsigned_integer, "0 (the dispatch depth at start)",
+      {{"engine.prewarm_partitions", "prewarm", k::unsigned_integer, "0 (the most the depth may reach)",
         "Pinned buffer sets allocated at start-up, off the hot path: `run` and `serve` wait for them before the "
-        "first partition, and the pool grows ahead of a rising measured depth in the background."},
+        "first partition. The default warms the most the depth may reach (what the memory plan charges), so a "
+        "rising measured depth never page-locks on a partition's path; fewer leave the rest to be allocated "
+        "when partitions lease them."},
        [](app_config& c, const json::value& v) {
          c.engine.prewarm_partitions = as_unsigned(v, "engine.prewarm_partitions", 0, 4096);
        },

@@ -19,7 +19,7 @@ namespace coprove::app {
 namespace {
 
 const std::vector<extra_flag> setup_flags = {
-    {"circuit", "NAME", "circuit family: mimc or merkle"},
+    {"circuit", "NAME", "circuit family: mimc, merkle or bits"},
     {"log-constraints", "K", "log2 of the circuit's domain (10..27)"},
     {"out", "DIR", "key directory to create (absent or empty)"},
     {"insecure-seed", "N", "derive the toxic waste from seed N: reproducible, INSECURE, for tests only"},

@@ -322,16 +322,9 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, const
       futures.push_back(e.async_prove(r, boost::asio::use_future));
     }
     // The steady state: from the first job's end (the pipeline is full by then) to the end of the
-    // last job after which more partitions remain than can be in flight (so some are still queued
-    // for admission and the drain has not begun). Busy time and verified partitions are read from
-    // the report at both ends and differenced. Too few jobs leave no window (reported as 0).
-    // The most that can be in flight: a measured depth may rise to its limit.
-    const std::size_t in_flight_limit =
-        e.status_json().at("dispatch").at("depth_max").to_number<std::size_t>() *
-        e.report_json().at("dispatch").at("devices").to_number<std::size_t>();
-    const std::size_t jobs_in_flight = in_flight_limit / o.partitions + 1;  // jobs that can hold all in flight
-    const std::size_t steady_from = 0;
-    const std::size_t steady_to = o.jobs > jobs_in_flight + 1 ? o.jobs - 1 - jobs_in_flight : 0;
+    // last job after which partitions still wait for admission (so the drain has not begun). Busy
+    // time and verified partitions are read from the report at both ends and differenced. Too few
+    // jobs leave no window (reported as 0).
     struct snapshot {
       double elapsed_s = 0, busy_s = 0, verified = 0;
     };
@@ -341,13 +334,19 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, const
       return snapshot{elapsed, num(r.at("gpu_busy_fraction")) * elapsed, num(r.at("verified"))};
     };
     snapshot steady_begin, steady_end;
+    bool steady = false;
     std::vector<double> latency_ms;
     std::size_t verified = 0, pinned = 0;
     for (std::size_t job = 0; job < futures.size(); ++job) {
       auto& f = futures[job];
       auto [ec, result] = f.get();
-      if (job == steady_from) steady_begin = take_snapshot();
-      if (job == steady_to) steady_end = take_snapshot();
+      const bool queued = e.status_json().at("dispatch").at("queued").to_number<std::size_t>() > 0;
+      if (job == 0) {
+        steady_begin = take_snapshot();
+      } else if (queued) {
+        steady_end = take_snapshot();
+        steady = true;
+      }
       if (ec) throw std::runtime_error("job " + std::to_string(result.job_id) + " failed: " + ec.message());
       for (const auto& p : result.partitions) {
         latency_ms.push_back(static_cast<double>(p.timings.total_ns - p.timings.queue_wait_ns) / 1e6);
@@ -360,7 +359,7 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, const
     const auto allocations = pool.at("allocations").to_number<std::uint64_t>() - allocations_before;
     const auto reuses = pool.at("reuses").to_number<std::uint64_t>() - reuses_before;
     const auto checkouts = pool.at("checkouts").to_number<std::uint64_t>() - checkouts_before;
-    const double steady_s = steady_to > steady_from ? steady_end.elapsed_s - steady_begin.elapsed_s : 0.0;
+    const double steady_s = steady ? steady_end.elapsed_s - steady_begin.elapsed_s : 0.0;
     row = boost::json::object{
         {"policy", std::string(to_string(policy))},
         {"variant", v.label},
@@ -439,8 +438,8 @@ void print_row(const policy_result& r) {
 
 void print_legend() {
   std::printf("(latency: admission to verified record; busy: fraction of the run a device had work; steady: from "
-              "the first job's end to the last job end with more partitions left than fit in flight, so no ramp-up "
-              "or drain (0: too few jobs for such a window); allocations and reuses after the pre-warm and one warm-up "
+              "the first job's end to the last job end after which partitions still waited for admission, so no "
+              "ramp-up or drain (0: too few jobs for such a window); allocations and reuses after the pre-warm and one warm-up "
               "partition; dev ms/p: device busy time per verified partition in the steady window)\n");
 }
 

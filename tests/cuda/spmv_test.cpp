@@ -96,7 +96,7 @@ TEST_CASE("the GPU SpMV equals the CPU's for every kind of term", "[cuda][spmv][
 
 TEST_CASE("the GPU SpMV equals the CPU's for MiMC and Merkle circuits up to 2^20 rows", "[cuda][spmv][gpu]") {
   REQUIRE(cuda::cuda_device_count() > 0);
-  for (const char* name : {"mimc", "merkle"}) {
+  for (const char* name : {"mimc", "merkle", "bits"}) {
     for (unsigned log : {10u, 13u, 16u, 20u}) {
       const auto m = test::record(*make_circuit(name, log, 3, 0));
       check_equal_to_cpu(*m, synthesize_witness(*make_circuit(name, log, 3, 1)));
@@ -108,7 +108,7 @@ TEST_CASE("the CUDA backend given the assignment computes what the host backend 
           "[cuda][spmv][engine][gpu]") {
   REQUIRE(cuda::cuda_device_count() > 0);
   auto gpu = cuda::make_cuda_backend({0}, 2);
-  for (const char* name : {"mimc", "merkle"}) {
+  for (const char* name : {"mimc", "merkle", "bits"}) {
     for (unsigned log : {12u, 18u}) {
       const auto m = test::record(*make_circuit(name, log, 9, 0));
       test::quotient_from_matrices q(*m, *make_circuit(name, log, 9, 4), fr::from_uint64(0x5eed) * fr::from_uint64(log));

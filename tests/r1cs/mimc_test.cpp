@@ -1,6 +1,7 @@
 // Tests of the MiMC hash chain and Merkle-path circuits and the circuit registry, and that the
 // witness is the same on every Fr multiplication path (the x86-64 one chains lazy values).
 #include <coprove/r1cs/mimc.hpp>
+#include <coprove/r1cs/bits.hpp>
 
 #include <coprove/r1cs/circuits.hpp>
 #include <coprove/r1cs/merkle.hpp>
@@ -192,6 +193,64 @@ TEST_CASE("the Merkle path circuit proves its root and catches a wrong path",
   }
 }
 
+TEST_CASE("the bits circuit: a witness of bits, its rounds XOR with rotations, its output the last state",
+          "[prover][bits][cpu]") {
+  for (unsigned log : {10u, 12u}) {
+    const bits_circuit c(log, bits_circuit::state_for(5, 1));
+    CHECK(c.id() == "bits/" + std::to_string(log));
+    CHECK(c.rounds() == ((std::size_t{1} << log) - 67) / 64);
+    CHECK(c.shape().num_rows() <= c.domain_size());
+    CHECK(c.domain_size() - c.shape().num_rows() < 64);  // the rounds fill the domain
+    checking_system cs(c.shape());
+    c.synthesize(cs);
+    REQUIRE_NOTHROW(cs.check_complete());
+    CHECK_FALSE(cs.first_unsatisfied().has_value());
+    // Natively: x ^= rotl(x, k) with k cycling 13, 7, 17.
+    std::uint64_t x = bits_circuit::state_for(5, 1);
+    for (std::size_t r = 0; r < c.rounds(); ++r) {
+      const unsigned k = std::array<unsigned, 3>{13, 7, 17}[r % 3];
+      x ^= (x << k) | (x >> (64 - k));
+    }
+    CHECK(c.output() == x);
+    CHECK(cs.value(variable{1}) == fr::from_uint64(x));
+    // Every auxiliary is a bit, and both values occur.
+    std::size_t ones = 0;
+    const auto w = cs.assignment();
+    for (std::size_t i = c.shape().num_inputs; i < w.size(); ++i) {
+      REQUIRE((w[i] == fr::zero() || w[i] == fr::one()));
+      ones += w[i] == fr::one() ? 1 : 0;
+    }
+    CHECK(ones > w.size() / 4);
+    CHECK(ones < 3 * w.size() / 4);
+    std::vector<fr> a(c.domain_size()), b(c.domain_size()), cv(c.domain_size());
+    synthesize_slow(c, a, b, cv);
+    CHECK_FALSE(first_unsatisfied_row(a, b, cv).has_value());
+  }
+  CHECK(bits_circuit::state_for(5, 1) != bits_circuit::state_for(5, 2));
+  CHECK(bits_circuit::state_for(5, 1) != bits_circuit::state_for(6, 1));
+
+  const bits_circuit c(10, 0x0123456789abcdefULL);
+  checking_system cs(c.shape());
+  c.synthesize(cs);
+  const variable first_bit{static_cast<std::uint32_t>(c.shape().num_inputs)};
+  SECTION("a first-state bit that is not a bit breaks its check") {
+    cs.set_value(first_bit, fr::from_uint64(2));
+    REQUIRE(cs.first_unsatisfied().has_value());
+    CHECK(*cs.first_unsatisfied() == 0);
+  }
+  SECTION("a wrong XOR bit breaks its row") {
+    const variable round0_bit{first_bit.index + 64};
+    cs.set_value(round0_bit, fr::one() - cs.value(round0_bit));
+    REQUIRE(cs.first_unsatisfied().has_value());
+    CHECK(*cs.first_unsatisfied() == 64);
+  }
+  SECTION("a wrong output breaks the packing row") {
+    cs.set_value(variable{1}, cs.value(variable{1}) + fr::one());
+    REQUIRE(cs.first_unsatisfied().has_value());
+    CHECK(*cs.first_unsatisfied() == 64 * (c.rounds() + 1));
+  }
+}
+
 TEST_CASE("bad circuit parameters are rejected with clear errors", "[prover][circuits][cpu]") {
   const std::string unknown = error_of("sha256", 12);
   CHECK(unknown.find("circuit") != std::string::npos);
@@ -209,7 +268,8 @@ TEST_CASE("bad circuit parameters are rejected with clear errors", "[prover][cir
   CHECK(circuit_known("mimc"));
   CHECK(circuit_known("merkle"));
   CHECK_FALSE(circuit_known("MiMC"));
-  CHECK(circuit_families().size() == 2);
+  CHECK(circuit_known("bits"));
+  CHECK(circuit_families().size() == 3);
   // The largest size is accepted and cheap to construct (nothing is synthesized).
   const auto big = make_circuit("mimc", 27, 1, 0);
   CHECK(big->shape().num_rows() <= big->domain_size());

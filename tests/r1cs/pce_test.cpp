@@ -146,7 +146,7 @@ std::string load_error(pce_cache& cache, const std::string& path) {
 }  // namespace
 
 TEST_CASE("a, b, c from the PCE equal the slow path's bit for bit", "[prover][pce][cpu]") {
-  for (const char* name : {"mimc", "merkle"}) {
+  for (const char* name : {"mimc", "merkle", "bits"}) {
     for (unsigned log : {10u, 12u, 13u}) {
       pce_cache cache;
       const auto first = make_circuit(name, log, 11, 0);
@@ -174,7 +174,7 @@ TEST_CASE("a, b, c from the PCE equal the slow path's bit for bit", "[prover][pc
 }
 
 TEST_CASE("a deferred synthesis leaves the SpMV to the caller, with the same a, b, c", "[prover][pce][cpu]") {
-  for (const char* name : {"mimc", "merkle"}) {
+  for (const char* name : {"mimc", "merkle", "bits"}) {
     for (unsigned log : {10u, 12u}) {
       pce_cache cache;
       const auto first = make_circuit(name, log, 5, 0);
@@ -295,7 +295,7 @@ TEST_CASE("the SpMV gives the slow path's a, b, c for every kind of term in ever
 }
 
 TEST_CASE("cached and streaming SpMV stores write the same a, b, c", "[prover][pce][cpu]") {
-  for (const char* name : {"mimc", "merkle"}) {
+  for (const char* name : {"mimc", "merkle", "bits"}) {
     pce_cache cache;
     const auto first = make_circuit(name, 12, 5, 0);
     vectors built(first->domain_size());
@@ -317,7 +317,7 @@ TEST_CASE("cached and streaming SpMV stores write the same a, b, c", "[prover][p
 }
 
 TEST_CASE("the recorded PCE has the declared size and fits its estimate", "[prover][pce][cpu]") {
-  for (const char* name : {"mimc", "merkle"}) {
+  for (const char* name : {"mimc", "merkle", "bits"}) {
     pce_cache cache;
     const auto c = make_circuit(name, 12, 1, 0);
     vectors v(c->domain_size());
@@ -505,7 +505,7 @@ TEST_CASE("a saved PCE loads and serves partitions without a build", "[prover][p
   temp_file file;
   {
     pce_cache cache;
-    for (const char* name : {"mimc", "merkle"}) {
+    for (const char* name : {"mimc", "merkle", "bits"}) {
       const auto c = make_circuit(name, 11, 2, 0);
       vectors v(c->domain_size());
       cache.synthesize(*c, v.a, v.b, v.c);
@@ -513,11 +513,11 @@ TEST_CASE("a saved PCE loads and serves partitions without a build", "[prover][p
     cache.save(file.path);
   }
   pce_cache loaded;
-  CHECK(loaded.load(file.path) == 2);
+  CHECK(loaded.load(file.path) == 3);
   CHECK(loaded.contains("mimc/11"));
   CHECK(loaded.contains("merkle/11"));
   CHECK(loaded.bytes() > 0);
-  for (const char* name : {"mimc", "merkle"}) {
+  for (const char* name : {"mimc", "merkle", "bits"}) {
     const auto c = make_circuit(name, 11, 2, 5);
     vectors v(c->domain_size());
     // A loaded PCE's first use is checked on a, b, c, so even a deferred synthesis does its SpMV.
@@ -527,9 +527,9 @@ TEST_CASE("a saved PCE loads and serves partitions without a build", "[prover][p
     CHECK(v == slow(*c));
   }
   const pce_stats s = loaded.stats();
-  CHECK(s.loaded == 2);
+  CHECK(s.loaded == 3);
   CHECK(s.builds == 0);
-  CHECK(s.hits == 2);
+  CHECK(s.hits == 3);
   CHECK(s.rejected == 0);
   // Loading again adds nothing: the ids are cached already.
   CHECK(loaded.load(file.path) == 0);

@@ -62,7 +62,7 @@ TEST_CASE("the slow path lays out constraints, input rows and zero padding",
 }
 
 TEST_CASE("the slow path agrees with the checking system row by row", "[prover][synthesis][cpu]") {
-  for (const char* name : {"mimc", "merkle"}) {
+  for (const char* name : {"mimc", "merkle", "bits"}) {
     const auto c = make_circuit(name, 11, 9, 1);
     const std::size_t n = c->domain_size();
     std::vector<fr> a(n), b(n), cv(n);

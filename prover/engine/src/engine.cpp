@@ -323,7 +323,6 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   void leave_worker(worker_ref worker);
   // The measured depth: one verified partition's stage times in, the depth applied when it moves.
   void measured(const depth_sample& sample);
-  void grow_pool_ahead(std::size_t depth);
   depth_basis basis() const;
   // The constraint cache's files: loaded once per circuit id (any thread), saved once built.
   void load_pce_file(const std::string& circuit_id);
@@ -358,7 +357,6 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   std::size_t depth_max_ = 0;
   std::string depth_max_reason_ = "configured";
   std::optional<depth_controller> depth_controller_;  // strand only; set when the depth is measured
-  std::size_t prewarmed_depth_ = 0;                   // strand only: per device, buffers asked of the pool
   mutable std::mutex depth_mutex_;
   depth_basis depth_basis_;  // guarded by depth_mutex_
   memory_plan plan_;
@@ -586,13 +584,16 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
 
   pinned::pool_config pool_cfg;
   pool_cfg.capacity_bytes = plan_.pinned_pool_bytes;
-  const std::size_t prewarm = config_.prewarm_partitions == 0 ? total_depth_ : config_.prewarm_partitions;
-  prewarmed_depth_ = (prewarm + devices_ - 1) / devices_;
+  // By default the pool is warmed for the most the depth may reach (what the plan charges), so a
+  // measured depth that rises never page-locks on a partition's path: page-locking a buffer while
+  // partitions run costs the run more than the buffers' memory, which the plan holds anyway.
+  const std::size_t most_in_flight = depth_max_ * devices_;
+  const std::size_t prewarm = config_.prewarm_partitions == 0 ? most_in_flight : config_.prewarm_partitions;
   // Every vector the plan holds for `prewarm` partitions: a/b/c (or the assignment) and h, and with
-  // one input vector a partition, the slow path's b and c sets too when the depth's partitions
-  // prewarm (the first partition of a circuit records its PCE on the slow path).
+  // one input vector a partition, the slow path's b and c sets too when all partitions prewarm (the
+  // first partition of a circuit records its PCE on the slow path).
   pool_cfg.prewarm_count = prewarm * (plan_.input_vectors_per_slot + 1) +
-                           (prewarm >= total_depth_ ? 2 * plan_.full_input_slots : 0);
+                           (prewarm >= most_in_flight ? 2 * plan_.full_input_slots : 0);
   pool_cfg.prewarm_bytes = plan_.vector_bytes;
   if (config_.pageable_fallback) {
     pool_cfg.fallback = pinned::pool_config::fallback_policy::pageable;
@@ -1530,7 +1531,6 @@ void engine_core::measured(const depth_sample& sample) {
   }
   if (!changed) return;
   const std::size_t from = depth_.exchange(*changed, std::memory_order_relaxed);
-  grow_pool_ahead(*changed);
   // Raising admits at most the difference; lowering admits nobody until enough have ended.
   admission_->set_capacity(*changed * devices_);
   observer_.set_depth(*changed);
@@ -1538,29 +1538,6 @@ void engine_core::measured(const depth_sample& sample) {
                               << " partitions: synthesis " << f.synthesis_ms << " ms, device " << f.device_ms
                               << " ms, after the device " << f.after_device_ms << " ms a partition; at most "
                               << depth_max_ << ")";
-}
-
-// The pool grows ahead of a rising depth, in the background (on its allocator thread): a slot's
-// worth of partitions beyond the depth, so that page-locking stays off a partition's path.
-void engine_core::grow_pool_ahead(std::size_t depth) {
-  if (config_.prewarm_partitions != 0) return;  // the configured prewarm is the user's
-  const std::size_t ahead = std::min(depth_max_, depth + slots_);
-  if (ahead <= prewarmed_depth_) return;
-  std::size_t count = (ahead - prewarmed_depth_) * devices_ * (plan_.input_vectors_per_slot + 1);
-  // What the pool holds already (buffers of other sizes too) counts against its capacity: a full
-  // pool serves the new partitions from its free buffers.
-  const pinned::pool_stats pool = pool_->stats();
-  const std::size_t room = pool.capacity_bytes - std::min(pool.capacity_bytes, pool.bytes_allocated);
-  count = std::min(count, room / pinned::round_up_to_pages(plan_.vector_bytes));
-  prewarmed_depth_ = ahead;
-  if (count == 0) return;
-  try {
-    pool_->prewarm(count, plan_.vector_bytes);
-  } catch (const std::invalid_argument& e) {
-    runtime::warn_once("engine.prewarm_ahead", "engine",
-                       std::string("the pinned pool could not grow ahead of the measured depth (") + e.what() +
-                           "): partitions beyond it allocate their buffers when they lease them");
-  }
 }
 
 depth_basis engine_core::basis() const {

@@ -1,10 +1,13 @@
 // Circuit ids and the registry of circuit families by name.
 #include <coprove/r1cs/circuit.hpp>
+#include <coprove/r1cs/bits.hpp>
 #include <coprove/r1cs/circuits.hpp>
 #include <coprove/r1cs/merkle.hpp>
 #include <coprove/r1cs/mimc.hpp>
+#include <coprove/field/sha256.hpp>
 
 #include <array>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -21,7 +24,7 @@ std::string circuit::id() const {
 
 namespace {
 
-constexpr std::array<std::string_view, 2> families{"mimc", "merkle"};
+constexpr std::array<std::string_view, 3> families{"mimc", "merkle", "bits"};
 
 std::string known_names() {
   std::string out;
@@ -64,7 +67,37 @@ std::unique_ptr<circuit> make_circuit(std::string_view name, unsigned log_constr
     return std::make_unique<mimc_circuit>(log_constraints,
                                           mimc_circuit::preimage_for(seed, partition));
   }
+  if (name == "bits") return std::make_unique<bits_circuit>(log_constraints, bits_circuit::state_for(seed, partition));
   return std::make_unique<merkle_path_circuit>(log_constraints, seed, partition);
+}
+
+std::uint64_t circuit_structure_digest(std::initializer_list<std::uint64_t> words) noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (std::uint64_t w : words) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= (w >> (8 * i)) & 0xff;
+      h *= 0x100000001b3ULL;
+    }
+  }
+  return h;
+}
+
+}  // namespace coprove::r1cs
+
+namespace coprove::r1cs {
+
+std::array<std::byte, 32> partition_digest(std::string_view label, std::uint64_t seed, std::size_t partition) {
+  field::sha256 h;
+  h.update(label);
+  std::array<std::byte, 16> words{};
+  const std::uint64_t p = partition;
+  std::memcpy(words.data(), &seed, 8);
+  std::memcpy(words.data() + 8, &p, 8);
+  h.update(words);
+  const field::sha256::digest d = h.finish();
+  std::array<std::byte, 32> out{};
+  std::memcpy(out.data(), d.data(), 32);
+  return out;
 }
 
 }  // namespace coprove::r1cs

@@ -26,14 +26,7 @@ std::uint64_t splitmix64(std::uint64_t x) noexcept {
 
 // The witness stream of one partition: SHA-256 of the label, seed and partition.
 std::uint64_t witness_key(std::uint64_t seed, std::size_t partition) {
-  sha256 h;
-  h.update(std::string_view("coprove/merkle/witness"));
-  std::array<std::byte, 16> words{};
-  const std::uint64_t p = partition;
-  std::memcpy(words.data(), &seed, 8);
-  std::memcpy(words.data() + 8, &p, 8);
-  h.update(words);
-  const sha256::digest d = h.finish();
+  const auto d = partition_digest("coprove/merkle/witness", seed, partition);
   std::uint64_t key = 0;
   std::memcpy(&key, d.data(), 8);
   return key;
@@ -93,16 +86,9 @@ circuit_shape merkle_path_circuit::shape() const noexcept {
 }
 
 std::uint64_t merkle_path_circuit::structure_digest() const noexcept {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (std::uint64_t w : {std::uint64_t{0x6d65726b6c65} /* "merkle" */, std::uint64_t{1},
-                          std::uint64_t{log_constraints_}, std::uint64_t{depth_},
-                          std::uint64_t{merkle_hash_rounds}, merkle_hash_tag}) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (w >> (8 * i)) & 0xff;
-      h *= 0x100000001b3ULL;
-    }
-  }
-  return h;
+  return circuit_structure_digest({std::uint64_t{0x6d65726b6c65} /* "merkle" */, std::uint64_t{1},
+                                   std::uint64_t{log_constraints_}, std::uint64_t{depth_},
+                                   std::uint64_t{merkle_hash_rounds}, merkle_hash_tag});
 }
 
 void merkle_path_circuit::synthesize(constraint_system& cs) const {

@@ -25,18 +25,6 @@ std::uint64_t splitmix64(std::uint64_t x) noexcept {
   return x ^ (x >> 31);
 }
 
-// FNV-1a over 64-bit words: the structure digests (not a security boundary).
-std::uint64_t digest_words(std::initializer_list<std::uint64_t> words) noexcept {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (std::uint64_t w : words) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (w >> (8 * i)) & 0xff;
-      h *= 0x100000001b3ULL;
-    }
-  }
-  return h;
-}
-
 // One round's values: s = t^2, q = t^4, y = t^5, and the next round's input t' = y + k' (k' the
 // next round's constant). A MiMC chain's witness is one long dependent chain of these (the serial
 // part of a partition's synthesis), so the round is written for latency. On the x86-64 MULX/ADX
@@ -170,14 +158,7 @@ mimc_circuit::mimc_circuit(unsigned log_constraints, const fr& preimage,
 }
 
 fr mimc_circuit::preimage_for(std::uint64_t seed, std::size_t partition) {
-  sha256 h;
-  h.update(std::string_view("coprove/mimc/preimage"));
-  std::array<std::byte, 16> words{};
-  const std::uint64_t p = partition;
-  std::memcpy(words.data(), &seed, 8);
-  std::memcpy(words.data() + 8, &p, 8);
-  h.update(words);
-  const sha256::digest d = h.finish();
+  const auto d = partition_digest("coprove/mimc/preimage", seed, partition);
   // The digest becomes the Montgomery limbs directly (see the header): a valid representation once
   // below r, and no conversion on this path.
   fr out;
@@ -199,7 +180,7 @@ circuit_shape mimc_circuit::shape() const noexcept {
 }
 
 std::uint64_t mimc_circuit::structure_digest() const noexcept {
-  return digest_words({0x6d696d63 /* "mimc" */, 1 /* layout version */, log_constraints_, rounds_,
+  return circuit_structure_digest({0x6d696d63 /* "mimc" */, 1 /* layout version */, log_constraints_, rounds_,
                        mimc_chain_tag});
 }
 

@@ -154,8 +154,9 @@ struct engine_config {
   boost::asio::any_io_executor synthesis_executor{};
   std::size_t memory_budget_bytes = 0;  ///< the memory plan's total; 0 = auto from free memory
   bool pageable_fallback = false;  ///< pinned pool may hand out pageable buffers when exhausted
-  /// Pinned buffer sets allocated at start; 0 = the depth at start (the pool grows ahead of a
-  /// measured depth as it rises, in the background).
+  /// Pinned buffer sets allocated at start; 0 = the most the depth may reach (depth_max a device
+  /// x devices: what the plan charges), so a rising measured depth never page-locks on a
+  /// partition's path. Fewer leave the rest to be allocated when partitions lease them.
   std::size_t prewarm_partitions = 0;
   bool trace = false;                  ///< record a Chrome trace of every stage
   std::size_t trace_max_events = 1 << 20;

@@ -6,7 +6,9 @@
 #include <coprove/r1cs/constraint_system.hpp>
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -36,5 +38,13 @@ class circuit {
   /// n = 2^log_constraints: the length of the a, b and c vectors.
   std::size_t domain_size() const noexcept { return std::size_t{1} << log_constraints(); }
 };
+
+/// SHA-256 of `label`, then seed and partition as little-endian u64: where a circuit family draws a
+/// partition's witness from.
+std::array<std::byte, 32> partition_digest(std::string_view label, std::uint64_t seed, std::size_t partition);
+
+/// A structure digest from the words that determine a circuit's matrices (FNV-1a over their
+/// little-endian bytes; not a security boundary).
+std::uint64_t circuit_structure_digest(std::initializer_list<std::uint64_t> words) noexcept;
 
 }  // namespace coprove::r1cs

@@ -16,7 +16,7 @@ namespace coprove::r1cs {
 inline constexpr unsigned min_log_constraints = 10;
 inline constexpr unsigned max_log_constraints = 27;
 
-/// The known family names ("mimc", "merkle").
+/// The known family names ("mimc", "merkle", "bits").
 std::span<const std::string_view> circuit_families() noexcept;
 
 /// True when name is a known family.
