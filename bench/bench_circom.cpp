@@ -2,7 +2,8 @@
 // CPU alone, and a batch through the engine on the chosen backend, proofs/s) beside
 // `snarkjs groth16 prove` on the same zkey and witness in the same run (bench/snarkjs_prove.mjs,
 // in-process, start-up left out), and the ratio, one group of rows a circuit: the Poseidon chain
-// (2^12), SHA-256 of one block (2^15) and, once made, of two blocks (2^16). Every proof is verified
+// (2^12), SHA-256 of one block (2^15) and, once made, of two blocks (2^16) and of as many blocks as
+// fill 2^16..2^20 (sha256_2e16..sha256_2e20, keyed by `coprove setup --r1cs`). Every proof is verified
 // (ours with the zkey's vk, snarkjs's by snarkjs). Run from the repository root (the circuits'
 // files are its fixtures, made by scripts/make_circom_fixtures.sh); prints a table and, with
 // --json PATH, writes the rows.
@@ -45,8 +46,9 @@ void usage() {
   std::cerr << "usage: bench_circom [--circuit NAME]... [--zkey PATH --witness PATH...] [--batch N] [--runs N]\n"
                "                    [--backend host|cuda] [--snarkjs-runs N] [--node PATH] [--json PATH]\n"
                "  --circuit: poseidon_chain (2^12), sha256_block (SHA-256, one block, 2^15) or sha256_2block\n"
-               "             (two blocks, 2^16: scripts/make_circom_fixtures.sh sha256x2 makes it); repeatable.\n"
-               "             Default: each of them whose files are there\n"
+               "             (two blocks, 2^16: scripts/make_circom_fixtures.sh sha256x2 makes it), or sha256_2eK\n"
+               "             for K = 16..20 (SHA-256 filling a 2^K domain: make_circom_fixtures.sh sha256_2eK);\n"
+               "             repeatable. Default: each of the first three whose files are there\n"
                "  --zkey, --witness: another circuit, its key and witnesses\n"
                "  --batch: witnesses (cycled) in the engine's job (default 16); --runs: CPU proofs timed (default 3)\n"
                "  --backend: the engine's backend (default cuda where compiled in and a GPU is seen, else host)\n"
@@ -73,7 +75,19 @@ std::optional<circuit_files> find_fixture(const std::string& name) {
   return std::nullopt;
 }
 
+/// The fixtures measured when no circuit is named.
 const std::vector<std::string> fixture_names = {"poseidon_chain", "sha256_block", "sha256_2block"};
+/// The large SHA-256 circuits, measured only when named.
+const std::vector<std::string> large_fixture_names = {"sha256_2e16", "sha256_2e17", "sha256_2e18", "sha256_2e19",
+                                                      "sha256_2e20"};
+
+/// The make_circom_fixtures.sh set that makes a fixture.
+std::string fixture_set(const std::string& name) {
+  if (name == "sha256_2block") return "sha256x2";
+  if (name == "sha256_block") return "sha256";
+  if (name == "poseidon_chain") return "small";
+  return name;
+}
 
 struct options {
   std::size_t batch = 16, runs = 3, snarkjs_runs = 3;
@@ -230,15 +244,16 @@ int run(int argc, char** argv) {
     const auto next = [&] { return coprove::bench::option_value(argc, argv, i, usage); };
     if (arg == "--circuit") {
       const std::string name = next();
-      if (std::find(fixture_names.begin(), fixture_names.end(), name) == fixture_names.end()) {
+      if (std::find(fixture_names.begin(), fixture_names.end(), name) == fixture_names.end() &&
+          std::find(large_fixture_names.begin(), large_fixture_names.end(), name) == large_fixture_names.end()) {
         usage();
         return 1;
       }
       const auto found = find_fixture(name);
       if (!found) {
         std::cerr << "bench_circom: " << name << ".zkey and its witnesses are in neither tests/data/circom nor "
-                  << "build/circom-fixtures: make them with scripts/make_circom_fixtures.sh"
-                  << (name == "sha256_2block" ? " sha256x2" : "") << "\n";
+                  << "build/circom-fixtures: make them with scripts/make_circom_fixtures.sh " << fixture_set(name)
+                  << "\n";
         return 1;
       }
       circuits.push_back(*found);

@@ -14,6 +14,9 @@
 #   sha256   SHA-256 of a 32-byte message, one block (2^15): committed
 #   sha256x2 SHA-256 of a 64-byte message, two blocks (2^16): build/circom-fixtures/sha256_2block*,
 #            for bench_circom only (its zkey is too large to commit)
+#   sha256_2eK (K = 16..20) SHA-256 of as many blocks as fit a 2^K domain, keyed by `coprove setup
+#            --r1cs` (build/release/coprove, no powers of tau): build/circom-fixtures/sha256_2eK*,
+#            for bench_circom only; sha256big makes all five
 # With no SET: small and sha256.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,8 +31,8 @@ snarkjs() { node node_modules/snarkjs/cli.js "$@"; }
 # symbolic links out of the tree (a shared node_modules) are not followed, so circomlib is copied.
 rm -rf "$work/circomlib"
 cp -RL node_modules/circomlib/circuits "$work/circomlib"
-compile() {  # name prime
-  node node_modules/circom2/cli.js "$data/$1.circom" --r1cs --wasm --prime "$2" \
+compile() {  # name prime [source dir]
+  node node_modules/circom2/cli.js "${3:-$data}/$1.circom" --r1cs --wasm --prime "$2" \
     -l "$work/circomlib" -o "$work" >/dev/null
 }
 
@@ -96,6 +99,37 @@ sha256() {  # name power dir message1 message2
   snarkjs groth16 verify "$3/$1.vk.json" "$work/public.json" "$work/proof.json"
 }
 
+# SHA-256 filling a 2^K domain, keyed by coprove itself. circomlib's Sha256(nBits) hashes
+# floor((nBits + 64) / 512) + 1 blocks of 31264 constraints each (circom2 --O1, bls12381), and the
+# 256 digest bits are public: snarkjs's domain is the smallest power of two above constraints + 256,
+# so the most blocks that fit 2^K are floor((2^K - 257) / 31264), and the longest message of that
+# many blocks has 64 blocks - 9 bytes.
+sha256_domain() {  # K
+  local k="$1" name="sha256_2e$1"
+  local blocks=$(( ((1 << k) - 257) / 31264 ))
+  local bytes=$(( 64 * blocks - 9 ))
+  local coprove=build/release/coprove
+  [ -x "$coprove" ] || { echo "make_circom_fixtures.sh: $name needs $coprove (cmake --build build/release --target coprove)" >&2; exit 2; }
+  printf '%s\n' 'pragma circom 2.0.0;' \
+    "// circomlib's SHA-256 of a $bytes-byte message: $blocks blocks, a 2^$k domain (scripts/make_circom_fixtures.sh)." \
+    'include "sha256/sha256.circom";' "component main = Sha256($(( 8 * bytes )));" > "$work/$name.circom"
+  compile "$name" bls12381 "$work"
+  rm -f "$work/$name.zkey" "$work/$name.vk.json"
+  "$coprove" setup --r1cs "$work/$name.r1cs" --zkey "$work/$name.zkey" --vk "$work/$name.vk.json"
+  for i in 1 2; do
+    local text
+    text="$(node -e 'const [n, i] = process.argv.slice(1).map(Number); const part = `coprove: SHA-256 benchmark message ${i}, `;
+      console.log(part.repeat(Math.ceil(n / part.length)).slice(0, n));' "$bytes" "$i")"
+    witness "$name" "$(message_bits "$text")" "$work/${name}_$i.wtns"
+  done
+  # The key proves with coprove, and snarkjs accepts the proof.
+  "$coprove" prove --zkey "$work/$name.zkey" --witness "$work/${name}_1.wtns" --out "$work/$name.proofs" \
+    --backend host --progress none --log-level warning >/dev/null
+  snarkjs groth16 verify "$work/$name.vk.json" "$work/$name.proofs/${name}_1.public.json" \
+    "$work/$name.proofs/${name}_1.proof.json"
+  ls -l "$work/$name".{r1cs,zkey,vk.json} "$work/${name}"_[12].wtns
+}
+
 [ $# -gt 0 ] || set -- small sha256
 for set in "$@"; do
   case "$set" in
@@ -106,7 +140,9 @@ for set in "$@"; do
     sha256x2) sha256 sha256_2block 16 "$work" \
       "coprove: SHA-256 of a 64-byte message, two blocks with padding 1" \
       "coprove: SHA-256 of a 64-byte message, two blocks with padding 2" ;;
-    *) echo "make_circom_fixtures.sh: unknown set '$set' (small, sha256 or sha256x2)" >&2; exit 2 ;;
+    sha256_2e1[6-9] | sha256_2e20) sha256_domain "${set#sha256_2e}" ;;
+    sha256big) for k in 16 17 18 19 20; do sha256_domain "$k"; done ;;
+    *) echo "make_circom_fixtures.sh: unknown set '$set' (small, sha256, sha256x2, sha256_2e16..sha256_2e20 or sha256big)" >&2; exit 2 ;;
   esac
 done
 ls -l "$data"

@@ -1,6 +1,6 @@
 // Helpers shared by the Groth16 tests: bases whose discrete logarithms are known, so that a large
-// MSM can be checked with one scalar multiplication; random points (inside and outside the
-// subgroup) come from the field tests' helpers.
+// MSM can be checked with one scalar multiplication, and a scratch directory; random points
+// (inside and outside the subgroup) come from the field tests' helpers.
 #pragma once
 
 #include <coprove/field/fr.hpp>
@@ -11,10 +11,28 @@
 #include "field/curve_test_support.hpp"
 
 #include <cstdint>
+#include <filesystem>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace coprove::groth16::testing {
+
+/// A fresh directory under the system's temporary folder, removed at the end of the test.
+struct temp_dir {
+  std::filesystem::path path;
+  explicit temp_dir(const std::string& tag) {
+    std::random_device rd;
+    path = std::filesystem::temp_directory_path() / ("coprove-groth16-" + tag + "-" + std::to_string(rd()));
+    std::filesystem::create_directories(path);
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+};
 
 using field::testing::affine_of;
 using field::testing::jacobian_of;

@@ -13,6 +13,7 @@
 #include <coprove/r1cs/circom_witness.hpp>
 
 #include "circom_test_support.hpp"
+#include "groth16/groth16_test_support.hpp"
 #include "groth16/proved_circuits.hpp"
 
 #include <catch2/catch.hpp>
@@ -72,18 +73,7 @@ std::string require_node() {
 
 std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
 
-struct temp_dir {
-  std::filesystem::path path;
-  temp_dir() {
-    std::random_device rd;
-    path = std::filesystem::temp_directory_path() / ("coprove-groth16-verifiers-" + std::to_string(rd()));
-    std::filesystem::create_directories(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
+using testing::temp_dir;
 
 void write_json(const std::filesystem::path& p, const boost::json::value& v) {
   std::ofstream(p) << boost::json::serialize(v) << "\n";
@@ -112,7 +102,7 @@ struct check_case {
 void check_with_all_verifiers(const verifying_key& vk, const std::vector<check_case>& cases,
                               const std::filesystem::path& snarkjs_vk = {}) {
   const std::string node = require_node();
-  temp_dir dir;
+  temp_dir dir("verifiers");
   write_verifying_key(vk, dir.path / "vk");
   write_verifying_key_json(vk, dir.path / "vk.json");
   const auto pvk = prepared_verifying_key::from(vk);

@@ -27,19 +27,7 @@ using field::fr;
 
 namespace {
 
-/// A fresh directory under the system's temporary folder, removed at the end of the test.
-struct temp_dir {
-  std::filesystem::path path;
-  explicit temp_dir(const std::string& tag) {
-    std::random_device rd;
-    path = std::filesystem::temp_directory_path() / ("coprove-groth16-" + tag + "-" + std::to_string(rd()));
-    std::filesystem::create_directories(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
+using testing::temp_dir;
 
 std::vector<std::uint8_t> read_bytes(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -61,8 +49,53 @@ fr column_at(const r1cs::pce_matrices& mats, const r1cs::csr_matrix& m, std::siz
   return sum;
 }
 
+/// Known toxic waste: five random elements from `seed`.
+void draw_waste(toxic_waste& waste, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  waste.tau = fr::random(gen);
+  waste.alpha = fr::random(gen);
+  waste.beta = fr::random(gen);
+  waste.gamma = fr::random(gen);
+  waste.delta = fr::random(gen);
+}
+
+/// L_j(tau) = (tau^n - 1) omega^j / (n (tau - omega^j)) on the n-th roots, independently of the NTT.
+std::vector<fr> lagrange_basis(const fr& tau, std::size_t n, field::domain_roots roots) {
+  const field::evaluation_domain domain(n, roots);
+  const fr z = tau.pow(static_cast<std::uint64_t>(n)) - fr::one();
+  std::vector<fr> basis(n);
+  fr omega_j = fr::one();
+  for (std::size_t j = 0; j < n; ++j) {
+    basis[j] = z * omega_j * (fr::from_uint64(n) * (tau - omega_j)).inverse();
+    omega_j *= domain.omega();
+  }
+  return basis;
+}
+
 field::g1_affine g1_of(const fr& k) { return field::g1_jacobian::generator().mul(k.to_canonical()).to_affine(); }
 field::g2_affine g2_of(const fr& k) { return field::g2_jacobian::generator().mul(k.to_canonical()).to_affine(); }
+
+/// Checks the points of every variable against its columns at the Lagrange values `basis`: a,
+/// b_g1, b_g2, and ic or l.
+void check_variable_points(const proving_key& pk, const r1cs::pce_matrices& matrices, const toxic_waste& waste,
+                           const std::vector<fr>& basis) {
+  REQUIRE(pk.num_variables() == matrices.num_inputs + matrices.num_aux);
+  for (std::size_t i = 0; i < pk.num_variables(); ++i) {
+    INFO("variable " << i);
+    const fr u = column_at(matrices, matrices.a, i, basis);
+    const fr v = column_at(matrices, matrices.b, i, basis);
+    const fr w = column_at(matrices, matrices.c, i, basis);
+    CHECK(pk.a[i] == g1_of(u));
+    CHECK(pk.b_g1[i] == g1_of(v));
+    CHECK(pk.b_g2[i] == g2_of(v));
+    const fr ext = waste.beta * u + waste.alpha * v + w;
+    if (i < matrices.num_inputs) {
+      CHECK(pk.vk.ic[i] == g1_of(ext * waste.gamma.inverse()));
+    } else {
+      CHECK(pk.l[i - matrices.num_inputs] == g1_of(ext * waste.delta.inverse()));
+    }
+  }
+}
 
 struct sample_key {
   r1cs::pce_matrices matrices;
@@ -115,27 +148,14 @@ void expect_params_error(const std::filesystem::path& path, const key_shape& sha
 
 TEST_CASE("the setup computes bellman's key from the toxic waste", "[groth16][keys][cpu]") {
   const auto matrices = record_matrices(testing::public_products_circuit(3, 4, 2));
-  std::mt19937_64 gen(12);
   toxic_waste waste;
-  waste.tau = fr::random(gen);
-  waste.alpha = fr::random(gen);
-  waste.beta = fr::random(gen);
-  waste.gamma = fr::random(gen);
-  waste.delta = fr::random(gen);
+  draw_waste(waste, 12);
   const proving_key pk = setup(matrices, waste);
   const key_shape shape = key_shape::of(matrices);
   REQUIRE_NOTHROW(pk.check_consistent(&shape));
 
-  // L_j(tau) = (tau^n - 1) omega^j / (n (tau - omega^j)), independently of the NTT.
   const std::size_t n = matrices.domain_size;
-  const field::evaluation_domain domain(n);
   const fr z = waste.tau.pow(static_cast<std::uint64_t>(n)) - fr::one();
-  std::vector<fr> basis(n);
-  fr omega_j = fr::one();
-  for (std::size_t j = 0; j < n; ++j) {
-    basis[j] = z * omega_j * (fr::from_uint64(n) * (waste.tau - omega_j)).inverse();
-    omega_j *= domain.omega();
-  }
   const auto& vk = pk.vk;
   CHECK(vk.alpha_g1 == g1_of(waste.alpha));
   CHECK(vk.beta_g1 == g1_of(waste.beta));
@@ -143,24 +163,10 @@ TEST_CASE("the setup computes bellman's key from the toxic waste", "[groth16][ke
   CHECK(vk.gamma_g2 == g2_of(waste.gamma));
   CHECK(vk.delta_g1 == g1_of(waste.delta));
   CHECK(vk.delta_g2 == g2_of(waste.delta));
-  const std::size_t inputs = matrices.num_inputs;
-  REQUIRE(pk.num_variables() == matrices.num_inputs + matrices.num_aux);
+  check_variable_points(pk, matrices, waste, lagrange_basis(waste.tau, n, field::domain_roots::standard));
   for (std::size_t i = 0; i < pk.num_variables(); ++i) {
-    INFO("variable " << i);
-    const fr u = column_at(matrices, matrices.a, i, basis);
-    const fr v = column_at(matrices, matrices.b, i, basis);
-    const fr w = column_at(matrices, matrices.c, i, basis);
-    CHECK(pk.a[i] == g1_of(u));
-    CHECK(pk.b_g1[i] == g1_of(v));
-    CHECK(pk.b_g2[i] == g2_of(v));
     CHECK(pk.a[i].is_identity() == !shape.a_density[i]);
     CHECK(pk.b_g1[i].is_identity() == !shape.b_density[i]);
-    const fr ext = waste.beta * u + waste.alpha * v + w;
-    if (i < inputs) {
-      CHECK(vk.ic[i] == g1_of(ext * waste.gamma.inverse()));
-    } else {
-      CHECK(pk.l[i - inputs] == g1_of(ext * waste.delta.inverse()));
-    }
   }
   REQUIRE(pk.h.size() == n - 1);
   for (std::size_t j = 0; j + 1 < n; ++j)
@@ -169,6 +175,22 @@ TEST_CASE("the setup computes bellman's key from the toxic waste", "[groth16][ke
   CHECK(shape.a_count() < shape.num_variables());
   CHECK(shape.b_count() < shape.num_variables());
   CHECK(pk.bytes() == proving_key::estimate_bytes(shape.num_inputs, shape.num_aux, n));
+}
+
+TEST_CASE("the setup's snarkjs form puts the rows on ffjavascript's roots and H on the odd Lagrange points of 2n",
+          "[groth16][keys][cpu]") {
+  const auto matrices = record_matrices(testing::public_products_circuit(3, 4, 2));
+  toxic_waste waste;
+  draw_waste(waste, 13);
+  const proving_key pk = setup(matrices, waste, field::quotient_form::odd_coset_evaluations);
+  CHECK(pk.h_form == field::quotient_form::odd_coset_evaluations);
+  const std::size_t n = matrices.domain_size;
+  REQUIRE(pk.h.size() == n);
+  CHECK(pk.domain_size() == n);
+
+  check_variable_points(pk, matrices, waste, lagrange_basis(waste.tau, n, field::domain_roots::ffjavascript));
+  const std::vector<fr> doubled = lagrange_basis(waste.tau, 2 * n, field::domain_roots::ffjavascript);
+  for (std::size_t i = 0; i < n; ++i) CHECK(pk.h[i] == g1_of(doubled[2 * i + 1] * waste.delta.inverse()));
 }
 
 TEST_CASE("a seeded setup is reproducible and the system source is not", "[groth16][keys][cpu]") {

@@ -100,3 +100,33 @@ TEST_CASE("an r1cs of another prime or cut short is refused", "[r1cs][circom][cp
   CHECK_THROWS_WITH(r1cs::circom_r1cs::decode(c.bytes(), "c.r1cs"),
                     Contains("c.r1cs: section 1 (header): the circuit is over 0x73eda753"));
 }
+
+TEST_CASE("an r1cs gives the matrices snarkjs proves on: the constraints, then a row per public signal",
+          "[r1cs][circom][cpu]") {
+  const auto r1cs_file = r1cs::circom_r1cs::read(circom_data_dir() / "poseidon_chain.r1cs");
+  const r1cs::pce_matrices m = r1cs_file.matrices();
+  REQUIRE_NOTHROW(m.validate());
+  // 2068 constraints + 2 public signals: 2^(floor(log2 2070) + 1).
+  CHECK(r1cs_file.domain_size() == 4096);
+  CHECK(m.domain_size == 4096);
+  CHECK(m.num_inputs == 3);
+  CHECK(m.num_aux == 2071 - 3);
+  CHECK(m.num_rows == 2068 + 3);
+  // The rows after the constraints: A = signal s (one), B = C = 0.
+  for (std::uint32_t s = 0; s < 3; ++s) {
+    const std::size_t row = 2068 + s;
+    REQUIRE(m.a.row_offsets[row + 1] - m.a.row_offsets[row] == 1);
+    CHECK(m.a.columns[m.a.row_offsets[row]] == s);
+    CHECK(m.a.coefficients[m.a.row_offsets[row]] == r1cs::pce_coefficient_one);
+    CHECK(m.b.row_offsets[row + 1] == m.b.row_offsets[row]);
+    CHECK(m.c.row_offsets[row + 1] == m.c.row_offsets[row]);
+  }
+  // A w * B w = C w on every row with circom's witness; the public rows give a = w_s, c = 0.
+  const auto w = r1cs::read_wtns(wtns_name);
+  std::vector<fr> a(m.domain_size), b(m.domain_size), c(m.domain_size);
+  m.evaluate(w, a, b, c);
+  std::size_t unsatisfied = 0;
+  for (std::size_t row = 0; row < m.domain_size; ++row) unsatisfied += a[row] * b[row] != c[row];
+  CHECK(unsatisfied == 0);
+  for (std::size_t s = 0; s < 3; ++s) CHECK(a[2068 + s] == w[s]);
+}

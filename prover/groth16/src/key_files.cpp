@@ -3,6 +3,8 @@
 // params file never needs a second copy of itself in memory.
 #include <coprove/groth16/key_files.hpp>
 
+#include "file_writer.hpp"
+
 #include <coprove/field/encoding.hpp>
 #include <coprove/field/parallel.hpp>
 #include <coprove/runtime/log.hpp>
@@ -24,7 +26,10 @@ namespace {
 using field::g1_affine;
 using field::g2_affine;
 
-constexpr std::size_t points_per_chunk = std::size_t{1} << 15;
+using detail::buffer_writer;
+using detail::byte_writer;
+using detail::file_writer;
+using detail::points_per_chunk;
 
 std::string describe(const std::string& file, const std::string& section, std::optional<std::size_t> index,
                      const std::string& why) {
@@ -125,51 +130,6 @@ class file_reader final : public byte_reader {
   std::ifstream in_;
 };
 
-/// A sink of bytes: a buffer or a temporary file renamed into place by commit().
-class byte_writer {
- public:
-  virtual ~byte_writer() = default;
-  virtual void write(std::span<const std::uint8_t> bytes) = 0;
-};
-
-class buffer_writer final : public byte_writer {
- public:
-  void write(std::span<const std::uint8_t> bytes) override { out.insert(out.end(), bytes.begin(), bytes.end()); }
-  std::vector<std::uint8_t> out;
-};
-
-class file_writer final : public byte_writer {
- public:
-  explicit file_writer(const std::filesystem::path& path)
-      : path_(path), temporary_(path.string() + ".tmp"), out_(temporary_, std::ios::binary | std::ios::trunc) {
-    if (!out_) throw key_file_error(path_.string(), "", std::nullopt, "cannot open " + temporary_.string() + " for writing");
-  }
-  ~file_writer() override {
-    if (!committed_) {
-      out_.close();
-      std::error_code ignored;
-      std::filesystem::remove(temporary_, ignored);
-    }
-  }
-  void write(std::span<const std::uint8_t> bytes) override {
-    out_.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!out_) throw key_file_error(path_.string(), "", std::nullopt, "write error");
-  }
-  void commit() {
-    out_.close();
-    if (!out_) throw key_file_error(path_.string(), "", std::nullopt, "write error on close");
-    std::error_code ec;
-    std::filesystem::rename(temporary_, path_, ec);
-    if (ec) throw key_file_error(path_.string(), "", std::nullopt, "cannot rename into place: " + ec.message());
-    committed_ = true;
-  }
-
- private:
-  std::filesystem::path path_, temporary_;
-  std::ofstream out_;
-  bool committed_ = false;
-};
-
 void write_count(byte_writer& out, std::size_t count, const std::string& section) {
   if (count > std::numeric_limits<std::uint32_t>::max())
     throw std::invalid_argument("section " + section + " has more than 2^32 - 1 points");
@@ -192,26 +152,16 @@ void write_point(byte_writer& out, const Point& p) {
 /// Encodes the points selected by `keep` (all when empty) on all cores, chunk by chunk.
 template <class Point>
 void write_points(byte_writer& out, std::span<const Point> points, const std::vector<bool>* keep = nullptr) {
-  constexpr std::size_t size = point_codec<Point>::size;
   std::vector<const Point*> selected;
   if (keep != nullptr) {
     for (std::size_t i = 0; i < points.size(); ++i)
       if ((*keep)[i]) selected.push_back(&points[i]);
   }
   const std::size_t total = keep != nullptr ? selected.size() : points.size();
-  std::vector<std::uint8_t> buffer;
-  for (std::size_t begin = 0; begin < total; begin += points_per_chunk) {
-    const std::size_t end = std::min(total, begin + points_per_chunk);
-    buffer.resize((end - begin) * size);
-    field::parallel_for(begin, end, [&](std::size_t lo, std::size_t hi) {
-      for (std::size_t i = lo; i < hi; ++i) {
-        const Point& p = keep != nullptr ? *selected[i] : points[i];
-        const auto bytes = point_codec<Point>::encode(p);
-        std::copy(bytes.begin(), bytes.end(), buffer.begin() + static_cast<std::ptrdiff_t>((i - begin) * size));
-      }
-    }, 256);
-    out.write(buffer);
-  }
+  detail::write_records(out, total, point_codec<Point>::size, [&](std::size_t i, std::span<std::uint8_t> to) {
+    const auto bytes = point_codec<Point>::encode(keep != nullptr ? *selected[i] : points[i]);
+    std::copy(bytes.begin(), bytes.end(), to.begin());
+  });
 }
 
 template <class Point>
@@ -271,12 +221,7 @@ void check_count(const byte_reader& in, const std::string& section, std::size_t 
 }
 
 void write_vk_to(byte_writer& out, const verifying_key& vk) {
-  write_point(out, vk.alpha_g1);
-  write_point(out, vk.beta_g1);
-  write_point(out, vk.beta_g2);
-  write_point(out, vk.gamma_g2);
-  write_point(out, vk.delta_g1);
-  write_point(out, vk.delta_g2);
+  detail::for_each_vk_point(vk, [&](const auto& p) { write_point(out, p); });
   write_count(out, vk.ic.size(), "ic");
   write_points<g1_affine>(out, vk.ic);
 }

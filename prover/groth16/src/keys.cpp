@@ -146,7 +146,62 @@ toxic_waste::toxic_waste(secret_source& secrets, std::size_t domain_size) {
 
 toxic_waste::~toxic_waste() { secure_wipe(static_cast<void*>(this), sizeof *this); }
 
-proving_key setup(const r1cs::pce_matrices& matrices, const toxic_waste& waste) {
+namespace {
+
+/// L_j(tau) for the n-th roots of unity of `domain`, j < n: the inverse NTT of tau's powers,
+/// L_j(tau) = (1/n) sum_k tau^k omega^(-jk).
+wiped_vector<fr> lagrange_at(const fr& tau, const field::evaluation_domain& domain) {
+  const std::size_t n = domain.size();
+  wiped_vector<fr> lagrange(n);
+  constexpr std::size_t chunk = 4096;
+  field::parallel_for(0, (n + chunk - 1) / chunk, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t c = lo; c < hi; ++c) {
+      const std::size_t begin = c * chunk, end = std::min(n, begin + chunk);
+      wiped<fr> power(tau.pow(static_cast<std::uint64_t>(begin)));
+      for (std::size_t k = begin; k < end; ++k) {
+        lagrange[k] = *power;
+        *power *= tau;
+      }
+    }
+  });
+  field::intt(lagrange.span(), domain);
+  return lagrange;
+}
+
+/// The scalars of the H points divided by delta, for either quotient form.
+wiped_vector<fr> h_scalars(const toxic_waste& waste, const fr& delta_inverse, std::size_t n,
+                           field::quotient_form h_form) {
+  if (h_form == field::quotient_form::odd_coset_evaluations) {
+    // snarkjs (zkey_new.js writeHs): the odd-indexed Lagrange values of the 2n-th roots, the
+    // points omega_2n omega^i of the odd coset on which the prover evaluates A*B - C. Their sum
+    // against those evaluations is (A*B - C)(tau), the even points being the domain's zeros.
+    const wiped_vector<fr> doubled = lagrange_at(waste.tau, field::evaluation_domain(2 * n, field::domain_roots::ffjavascript));
+    wiped_vector<fr> out(n);
+    field::parallel_for(0, n, [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t i = lo; i < hi; ++i) out[i] = doubled[2 * i + 1] * delta_inverse;
+    }, 4096);
+    return out;
+  }
+  // bellman: tau^j Z(tau) / delta for j = 0..n-2.
+  wiped_vector<fr> out(n - 1);
+  const wiped<fr> z_over_delta((waste.tau.pow(static_cast<std::uint64_t>(n)) - fr::one()) * delta_inverse);
+  constexpr std::size_t chunk = 4096;
+  field::parallel_for(0, (n - 1 + chunk - 1) / chunk, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t c = lo; c < hi; ++c) {
+      const std::size_t begin = c * chunk, end = std::min(n - 1, begin + chunk);
+      wiped<fr> value(waste.tau.pow(static_cast<std::uint64_t>(begin)) * *z_over_delta);
+      for (std::size_t j = begin; j < end; ++j) {
+        out[j] = *value;
+        *value *= waste.tau;
+      }
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+proving_key setup(const r1cs::pce_matrices& matrices, const toxic_waste& waste, field::quotient_form h_form) {
   try {
     matrices.validate();
   } catch (const std::exception& e) {
@@ -156,19 +211,10 @@ proving_key setup(const r1cs::pce_matrices& matrices, const toxic_waste& waste) 
   const std::size_t inputs = matrices.num_inputs;
   const std::size_t aux = matrices.num_aux;
   const std::size_t variables = inputs + aux;
-  const field::evaluation_domain domain(n);
+  const bool snarkjs = h_form == field::quotient_form::odd_coset_evaluations;
+  const field::evaluation_domain domain(n, snarkjs ? field::domain_roots::ffjavascript : field::domain_roots::standard);
 
-  // L_j(tau) = (1/n) sum_k tau^k omega^(-jk): the inverse NTT of tau's powers.
-  wiped_vector<fr> lagrange(n);
-  {
-    wiped<fr> power(fr::one());
-    for (std::size_t k = 0; k < n; ++k) {
-      lagrange[k] = *power;
-      *power *= waste.tau;
-    }
-  }
-  field::intt(lagrange.span(), domain);
-
+  wiped_vector<fr> lagrange = lagrange_at(waste.tau, domain);
   wiped_vector<fr> u(variables), v(variables), w(variables);
   transposed_product(matrices.a, matrices.coefficient_table, lagrange.span(), u.span());
   transposed_product(matrices.b, matrices.coefficient_table, lagrange.span(), v.span());
@@ -190,27 +236,11 @@ proving_key setup(const r1cs::pce_matrices& matrices, const toxic_waste& waste) 
   }, 1024);
   w.wipe();
 
-  // tau^j Z(tau) / delta for j = 0..n-2.
-  wiped_vector<fr> h_scalars(n - 1);
-  {
-    const wiped<fr> z_over_delta((waste.tau.pow(static_cast<std::uint64_t>(n)) - fr::one()) * *delta_inverse);
-    constexpr std::size_t chunk = 4096;
-    field::parallel_for(0, (n - 1 + chunk - 1) / chunk, [&](std::size_t lo, std::size_t hi) {
-      for (std::size_t c = lo; c < hi; ++c) {
-        const std::size_t begin = c * chunk, end = std::min(n - 1, begin + chunk);
-        wiped<fr> value(waste.tau.pow(static_cast<std::uint64_t>(begin)) * *z_over_delta);
-        for (std::size_t j = begin; j < end; ++j) {
-          h_scalars[j] = *value;
-          *value *= waste.tau;
-        }
-      }
-    });
-  }
-
   const detail::fixed_base_table<field::g1_curve> g1_table(field::g1_affine::generator());
   const detail::fixed_base_table<field::g2_curve> g2_table(field::g2_affine::generator());
 
   proving_key pk;
+  pk.h_form = h_form;
   pk.vk.alpha_g1 = g1_times(waste.alpha);
   pk.vk.beta_g1 = g1_times(waste.beta);
   pk.vk.beta_g2 = g2_times(waste.beta);
@@ -219,16 +249,24 @@ proving_key setup(const r1cs::pce_matrices& matrices, const toxic_waste& waste) 
   pk.vk.delta_g2 = g2_times(waste.delta);
   pk.vk.ic = g1_table.multiply_all(ic_scalars.span());
   pk.l = g1_table.multiply_all(l_scalars.span());
-  pk.h = g1_table.multiply_all(h_scalars.span());
+  ic_scalars.wipe();
+  l_scalars.wipe();
+  {
+    const wiped_vector<fr> h = h_scalars(waste, *delta_inverse, n, h_form);
+    pk.h = g1_table.multiply_all(h.span());
+  }
   pk.a = g1_table.multiply_all(u.span());
   pk.b_g1 = g1_table.multiply_all(v.span());
   pk.b_g2 = g2_table.multiply_all(v.span());
   return pk;
 }
 
-proving_key setup(const r1cs::pce_matrices& matrices, secret_source& secrets) {
-  const toxic_waste waste(secrets, matrices.domain_size);
-  return setup(matrices, waste);
+proving_key setup(const r1cs::pce_matrices& matrices, secret_source& secrets, field::quotient_form h_form) {
+  // The odd-coset form needs tau off the 2n-th roots too (its Lagrange basis is on them).
+  const std::size_t avoid = h_form == field::quotient_form::odd_coset_evaluations ? 2 * matrices.domain_size
+                                                                                   : matrices.domain_size;
+  const toxic_waste waste(secrets, avoid);
+  return setup(matrices, waste, h_form);
 }
 
 r1cs::pce_matrices record_matrices(const r1cs::circuit& circuit) {

@@ -1,6 +1,8 @@
 // snarkjs zkeys (see zkey.hpp).
 #include <coprove/groth16/zkey.hpp>
 
+#include "zkey_layout.hpp"
+
 #include <coprove/field/parallel.hpp>
 #include <coprove/field/quotient.hpp>
 #include <coprove/field/sha256.hpp>
@@ -11,7 +13,6 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
-#include <unordered_map>
 
 namespace coprove::groth16 {
 
@@ -21,9 +22,7 @@ using field::fr;
 using r1cs::binfile;
 using r1cs::section_reader;
 
-constexpr std::size_t g1_bytes = 96;
-constexpr std::size_t g2_bytes = 192;
-constexpr std::size_t coefficient_bytes = 12 + 32;
+constexpr std::size_t coefficient_bytes = detail::zkey_coefficient_bytes;
 
 std::string protocol_name(std::uint32_t id) {
   switch (id) {
@@ -63,7 +62,7 @@ field::decode_result<Point> decode_lem(std::span<const std::uint8_t> bytes) {
 }
 
 template <class Point>
-constexpr std::size_t point_bytes = std::is_same_v<Point, field::g1_affine> ? g1_bytes : g2_bytes;
+constexpr std::size_t point_bytes = detail::zkey_point_bytes<Point>;
 
 template <class Point>
 Point read_point(section_reader& in, const char* what, bool allow_identity) {
@@ -106,12 +105,6 @@ std::vector<Point> read_points(const binfile& file, std::uint32_t type, const st
   return out;
 }
 
-struct limbs_hash {
-  std::size_t operator()(const std::array<std::uint64_t, 4>& l) const noexcept {
-    return static_cast<std::size_t>(l[0] ^ (l[1] * 0x9e3779b97f4a7c15ULL) ^ (l[2] >> 7) ^ (l[3] << 13));
-  }
-};
-
 /// Section 4 as A and B in CSR; values are v R^2 mod r on file (zkey_new.js writeCoef).
 std::shared_ptr<r1cs::pce_matrices> read_coefficients(const binfile& file, std::size_t variables, std::size_t inputs,
                                                        std::size_t domain_size) {
@@ -127,9 +120,7 @@ std::shared_ptr<r1cs::pce_matrices> read_coefficients(const binfile& file, std::
   m->num_inputs = inputs;
   m->num_aux = variables - inputs;
   m->domain_size = domain_size;
-  m->coefficient_table = {fr::one(), -fr::one()};
-  std::unordered_map<std::array<std::uint64_t, 4>, std::uint32_t, limbs_hash> index{
-      {fr::one().limbs, r1cs::pce_coefficient_one}, {(-fr::one()).limbs, r1cs::pce_coefficient_minus_one}};
+  r1cs::coefficient_table_builder table(m->coefficient_table);
   // R^-2: the Montgomery limbs {1, 0, 0, 0} are the element R^-1.
   const fr r_inv = fr{{1, 0, 0, 0}};
   const fr r_inv2 = r_inv * r_inv;
@@ -151,9 +142,7 @@ std::shared_ptr<r1cs::pce_matrices> read_coefficients(const binfile& file, std::
       in.fail(at + "signal " + std::to_string(column) + " of " + std::to_string(variables));
     if (!stored) in.fail(at + "the value is not below r");
     const fr value = *stored * r_inv2;
-    auto [it, added] = index.try_emplace(value.limbs, static_cast<std::uint32_t>(m->coefficient_table.size()));
-    if (added) m->coefficient_table.push_back(value);
-    entries[matrix].push_back({row, column, it->second});
+    entries[matrix].push_back({row, column, table.index(value)});
     rows = std::max<std::size_t>(rows, std::size_t{row} + 1);
   }
   m->num_rows = rows;

@@ -3,7 +3,10 @@
 
 #include <coprove/field/parallel.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <bit>
+#include <filesystem>
 #include <limits>
 #include <stdexcept>
 
@@ -79,6 +82,48 @@ std::optional<std::size_t> circom_r1cs::first_unsatisfied(std::span<const field:
   }, 1 << 12);
   if (first.load() == std::numeric_limits<std::size_t>::max()) return std::nullopt;
   return first.load();
+}
+
+std::size_t circom_r1cs::domain_size() const noexcept {
+  return std::max<std::size_t>(2, std::bit_floor(num_constraints() + num_public_) * 2);
+}
+
+pce_matrices circom_r1cs::matrices() const {
+  pce_matrices m;
+  m.circuit_id = "r1cs:" + std::filesystem::path(name_).filename().string();
+  m.num_inputs = num_public_ + 1;
+  m.num_aux = num_wires_ - m.num_inputs;
+  m.num_rows = num_constraints() + m.num_inputs;
+  m.domain_size = domain_size();
+  if (m.domain_size > (std::size_t{1} << 31))
+    throw std::length_error("circom_r1cs: " + name_ + " needs a domain of " + std::to_string(m.domain_size) +
+                            " rows, above the 2^31 that BLS12-381's roots of unity allow");
+  if (end_ > std::numeric_limits<std::uint32_t>::max())
+    throw std::length_error("circom_r1cs: " + name_ + " has more than 2^32 - 1 nonzeros");
+  coefficient_table_builder table(m.coefficient_table);
+  csr_matrix* parts[3] = {&m.a, &m.b, &m.c};
+  for (csr_matrix* part : parts) {
+    part->row_offsets.reserve(m.num_rows + 1);
+    part->row_offsets.push_back(0);
+  }
+  for (std::size_t c = 0; c < num_constraints(); ++c) {
+    for (std::size_t part = 0; part < 3; ++part) {
+      const std::size_t lc = 3 * c + part;
+      const std::size_t end = lc + 1 < offsets_.size() ? offsets_[lc + 1] : end_;
+      csr_matrix& out = *parts[part];
+      for (std::size_t t = offsets_[lc]; t < end; ++t) {
+        out.columns.push_back(terms_[t].wire);
+        out.coefficients.push_back(table.index(terms_[t].value));
+      }
+      out.row_offsets.push_back(static_cast<std::uint32_t>(out.columns.size()));
+    }
+  }
+  for (std::size_t s = 0; s < m.num_inputs; ++s) {
+    m.a.columns.push_back(static_cast<std::uint32_t>(s));
+    m.a.coefficients.push_back(pce_coefficient_one);
+    for (csr_matrix* part : parts) part->row_offsets.push_back(static_cast<std::uint32_t>(part->columns.size()));
+  }
+  return m;
 }
 
 }  // namespace coprove::r1cs

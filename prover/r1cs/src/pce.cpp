@@ -45,6 +45,26 @@ std::size_t csr_matrix::bytes() const noexcept {
          coefficients.capacity() * sizeof(std::uint32_t);
 }
 
+std::size_t coefficient_table_builder::limbs_hash::operator()(const std::array<std::uint64_t, 4>& l) const noexcept {
+  std::uint64_t h = l[0] * 0x9e3779b97f4a7c15ULL;
+  h ^= l[1] + 0x7f4a7c159e3779b9ULL + (h << 6) + (h >> 2);
+  h ^= l[2] + 0x94d049bb133111ebULL + (h << 6) + (h >> 2);
+  h ^= l[3] + 0xbf58476d1ce4e5b9ULL + (h << 6) + (h >> 2);
+  return static_cast<std::size_t>(h);
+}
+
+coefficient_table_builder::coefficient_table_builder(std::vector<fr>& table) : table_(table) {
+  table_ = {fr::one(), -fr::one()};
+  index_.emplace(fr::one().limbs, pce_coefficient_one);
+  index_.emplace((-fr::one()).limbs, pce_coefficient_minus_one);
+}
+
+std::uint32_t coefficient_table_builder::index(const fr& value) {
+  auto [it, inserted] = index_.try_emplace(value.limbs, static_cast<std::uint32_t>(table_.size()));
+  if (inserted) table_.push_back(value);
+  return it->second;
+}
+
 std::size_t pce_matrices::bytes() const noexcept {
   return sizeof(pce_matrices) + circuit_id.capacity() + a.bytes() + b.bytes() + c.bytes() +
          coefficient_table.capacity() * sizeof(fr);

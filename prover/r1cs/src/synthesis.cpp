@@ -11,7 +11,6 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 
 namespace coprove::r1cs {
 using field::fr;
@@ -20,23 +19,11 @@ using field::parallel_for;
 
 namespace {
 
-struct limbs_hash {
-  std::size_t operator()(const std::array<std::uint64_t, 4>& l) const noexcept {
-    std::uint64_t h = l[0] * 0x9e3779b97f4a7c15ULL;
-    h ^= l[1] + 0x7f4a7c159e3779b9ULL + (h << 6) + (h >> 2);
-    h ^= l[2] + 0x94d049bb133111ebULL + (h << 6) + (h >> 2);
-    h ^= l[3] + 0xbf58476d1ce4e5b9ULL + (h << 6) + (h >> 2);
-    return static_cast<std::size_t>(h);
-  }
-};
-
 // Appends rows to the CSR matrices of a pce_matrices, deduplicating coefficients.
 class matrix_recorder {
  public:
-  explicit matrix_recorder(pce_matrices& out, const circuit_shape& shape) : out_(out) {
-    out_.coefficient_table = {fr::one(), -fr::one()};
-    index_.emplace(fr::one().limbs, pce_coefficient_one);
-    index_.emplace((-fr::one()).limbs, pce_coefficient_minus_one);
+  explicit matrix_recorder(pce_matrices& out, const circuit_shape& shape)
+      : out_(out), coefficients_(out_.coefficient_table) {
     for (csr_matrix* m : {&out_.a, &out_.b, &out_.c}) {
       m->row_offsets.clear();
       m->columns.clear();
@@ -77,13 +64,11 @@ class matrix_recorder {
  private:
   std::uint32_t coefficient_index(const fr& c) {
     if (c == fr::one()) return pce_coefficient_one;
-    auto [it, inserted] = index_.try_emplace(c.limbs, static_cast<std::uint32_t>(out_.coefficient_table.size()));
-    if (inserted) out_.coefficient_table.push_back(c);
-    return it->second;
+    return coefficients_.index(c);
   }
 
   pce_matrices& out_;
-  std::unordered_map<std::array<std::uint64_t, 4>, std::uint32_t, limbs_hash> index_;
+  coefficient_table_builder coefficients_;
 };
 
 // The slow path's system: evaluates <A_i, w>, <B_i, w>, <C_i, w> into the output spans as each

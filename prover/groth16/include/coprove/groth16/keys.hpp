@@ -9,7 +9,8 @@
 //   a_i = [u_i(tau)] G1, b_g1_i = [v_i(tau)] G1, b_g2_i = [v_i(tau)] G2 for every variable;
 //   ic_i = [(beta u_i + alpha v_i + w_i)(tau) / gamma] G1 for the inputs (the one first);
 //   l_i = [(beta u_i + alpha v_i + w_i)(tau) / delta] G1 for the auxiliaries;
-//   h_j = [tau^j Z(tau) / delta] G1 for j = 0..n-2, Z(X) = X^n - 1.
+//   h_j = [tau^j Z(tau) / delta] G1 for j = 0..n-2, Z(X) = X^n - 1 (snarkjs's zkeys hold n
+//   other H points: see setup).
 // In memory a, b_g1 and b_g2 hold one point per variable (the identity where the column is
 // empty), so provers index them by variable; the params file drops the empty columns as bellman
 // does (key_shape says which).
@@ -116,10 +117,16 @@ struct toxic_waste {
 
 /// The keys of the matrices' circuit from the given toxic waste (all cores). Throws
 /// std::invalid_argument for matrices that fail validate() or whose rows exceed the domain.
-proving_key setup(const r1cs::pce_matrices& matrices, const toxic_waste& waste);
+/// `h_form` picks bellman's keys (above) or snarkjs's: the domain on ffjavascript's roots and n
+/// points h_i = [L'_(2i+1)(tau) / delta] G1, L' the Lagrange basis of the 2n-th roots (what a
+/// zkey holds; zkey_new.js takes them from the odd entries of the ptau's Lagrange section).
+proving_key setup(const r1cs::pce_matrices& matrices, const toxic_waste& waste,
+                  field::quotient_form h_form = field::quotient_form::coefficients);
 
-/// The keys with toxic waste drawn from `secrets` and wiped before returning.
-proving_key setup(const r1cs::pce_matrices& matrices, secret_source& secrets);
+/// The keys with toxic waste drawn from `secrets` (tau off the domain, and for the odd-coset form
+/// off the 2n-th roots too) and wiped before returning.
+proving_key setup(const r1cs::pce_matrices& matrices, secret_source& secrets,
+                  field::quotient_form h_form = field::quotient_form::coefficients);
 
 /// The constraint matrices of a circuit, recorded from one slow synthesis (its witness for the
 /// partition the circuit was made for is discarded).

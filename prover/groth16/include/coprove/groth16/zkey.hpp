@@ -8,6 +8,9 @@
 // (nVars G1), 7 B2 (nVars G2), 8 C (nVars - nPublic - 1 G1), 9 H (domainSize G1, the odd-coset
 // form). Points in LEM form (field/encoding.hpp), each checked on the curve and in the subgroup.
 // A, B and H are laid out on ffjavascript's roots of unity (field::domain_roots::ffjavascript).
+//
+// write_zkey writes one in the same layout from a key that setup made with the odd-coset H form
+// (coprove setup --r1cs): snarkjs proves with it and exports its verifying key.
 #pragma once
 
 #include <coprove/field/domain.hpp>
@@ -56,6 +59,17 @@ struct zkey {
 /// a point not canonical, off the curve or outside the subgroup (with its index).
 zkey decode_zkey(std::vector<std::uint8_t> bytes, const std::string& name);
 zkey read_zkey(const std::filesystem::path& path);
+
+/// Writes `pk` as a zkey at `path` (sections 1 to 10 in that order, version 1): pk must come from
+/// setup(matrices, ..., quotient_form::odd_coset_evaluations), and section 4 holds the matrices'
+/// A and B entries (row by row, A before B, as zkey_new.js writes them; values v R^2 mod r).
+/// nPublic is matrices.num_inputs - 1. Section 10 (the MPC record) holds a zero circuit hash and
+/// no contribution: snarkjs's prover and `zkey export verificationkey` do not read it, and `snarkjs
+/// zkey contribute` can add contributions on top, but `snarkjs zkey verify` cannot trace the key
+/// to a powers-of-tau file (there is none). Written to PATH.tmp and renamed into place;
+/// std::invalid_argument when pk and the matrices disagree, key_file_error when it cannot be
+/// written.
+void write_zkey(const proving_key& pk, const r1cs::pce_matrices& matrices, const std::filesystem::path& path);
 
 /// What proving one witness gives.
 struct circom_proof {

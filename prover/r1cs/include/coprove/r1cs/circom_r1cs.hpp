@@ -1,5 +1,6 @@
 // circom's constraint file (.r1cs, iden3/r1csfile doc/r1cs_bin_format.md; magic "r1cs", version
-// 1), read to check a witness against the constraints before proving. Section 1 (header): u32 fs,
+// 1), read to check a witness against the constraints before proving and to make a zkey from
+// (groth16/zkey_setup.hpp). Section 1 (header): u32 fs,
 // the prime (fs bytes LE), u32 nWires, nPubOut, nPubIn, nPrvIn, u64 nLabels, u32 mConstraints.
 // Section 2: per constraint A, B, C, each u32 nFactors then (u32 wire, fs-byte LE value) pairs.
 // Other sections (the label map, custom gates) are not needed and not read.
@@ -7,6 +8,7 @@
 
 #include <coprove/field/fr.hpp>
 #include <coprove/r1cs/binfile.hpp>
+#include <coprove/r1cs/constraint_matrices.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -35,6 +37,16 @@ class circom_r1cs {
   /// Public outputs plus public inputs (the zkey's nPublic).
   std::size_t num_public() const noexcept { return num_public_; }
   std::size_t num_constraints() const noexcept { return offsets_.size() / 3; }
+  /// The domain snarkjs proves the circuit on (zkey_new.js: 2^(floor(log2(constraints +
+  /// nPublic)) + 1)): the smallest power of two above constraints + nPublic, at least 2.
+  std::size_t domain_size() const noexcept;
+
+  /// The constraint matrices in the layout snarkjs proves on (zkey_new.js): the circuit's
+  /// constraints, then one row per signal s = 0..nPublic (the constant one, then the public
+  /// signals) with A = signal s and B = C = 0, on domain_size() rows. num_inputs = nPublic + 1,
+  /// circuit_id "r1cs:NAME". std::length_error when the domain would exceed 2^31 rows (snarkjs's
+  /// H needs the 2n-th roots of unity, and Fr has them up to 2^32).
+  pce_matrices matrices() const;
 
   /// The first constraint that the witness (one value per wire) does not satisfy, if any.
   /// std::invalid_argument when the witness has another length.

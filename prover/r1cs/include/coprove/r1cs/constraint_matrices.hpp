@@ -7,10 +7,12 @@
 #include <coprove/field/fr.hpp>
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace coprove::r1cs {
@@ -27,6 +29,23 @@ class pce_error : public std::runtime_error {
 /// Coefficient-table indices with a meaning of their own: no multiplication in the SpMV.
 inline constexpr std::uint32_t pce_coefficient_one = 0;
 inline constexpr std::uint32_t pce_coefficient_minus_one = 1;
+
+/// Fills a coefficient table (one, minus one, then every other value once) and gives each value's
+/// index, as the matrices' entries refer to it.
+class coefficient_table_builder {
+ public:
+  /// Sets `table` to {one, minus one}; it must outlive the builder.
+  explicit coefficient_table_builder(std::vector<fr>& table);
+  /// The index of `value` in the table, appending it the first time it is seen.
+  std::uint32_t index(const fr& value);
+
+ private:
+  struct limbs_hash {
+    std::size_t operator()(const std::array<std::uint64_t, 4>& l) const noexcept;
+  };
+  std::vector<fr>& table_;
+  std::unordered_map<std::array<std::uint64_t, 4>, std::uint32_t, limbs_hash> index_;
+};
 
 /// One matrix in compressed sparse rows; entries point into the shared coefficient table.
 struct csr_matrix {

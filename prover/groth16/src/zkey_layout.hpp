@@ -1,0 +1,19 @@
+// The record sizes of a snarkjs zkey (zkey.hpp), shared by its reader and its writer.
+#pragma once
+
+#include <coprove/field/g1.hpp>
+
+#include <cstddef>
+#include <type_traits>
+
+namespace coprove::groth16::detail {
+
+inline constexpr std::size_t zkey_g1_bytes = 96;   ///< x, y: 48 bytes each, LEM
+inline constexpr std::size_t zkey_g2_bytes = 192;  ///< x.c0, x.c1, y.c0, y.c1
+/// A coefficient: u32 matrix, u32 constraint, u32 signal, 32-byte value.
+inline constexpr std::size_t zkey_coefficient_bytes = 12 + 32;
+
+template <class Point>
+inline constexpr std::size_t zkey_point_bytes = std::is_same_v<Point, field::g1_affine> ? zkey_g1_bytes : zkey_g2_bytes;
+
+}  // namespace coprove::groth16::detail
