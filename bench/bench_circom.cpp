@@ -158,7 +158,7 @@ boost::json::object measure(const circuit_files& circuit, const options& opt) {
   boost::asio::io_context io;
   auto guard = boost::asio::make_work_guard(io);
   std::thread io_thread([&] { io.run(); });
-  double engine_ms = 0;
+  double engine_ms = 0, busy = 0;
   std::string backend_used;
   std::size_t verified = 0;
   std::string failure;
@@ -176,6 +176,7 @@ boost::json::object measure(const circuit_files& circuit, const options& opt) {
     const auto start = std::chrono::steady_clock::now();
     auto [ec, result] = e.async_prove(request, boost::asio::use_future).get();
     engine_ms = ms_since(start);
+    busy = e.report_json().at("gpu_busy_fraction").to_number<double>();
     if (ec) failure = "the engine's job failed: " + ec.message();
     for (const auto& p : result.partitions) verified += p.verified && p.proof && groth16::verify(pvk, *p.proof, p.public_inputs);
   }
@@ -207,9 +208,9 @@ boost::json::object measure(const circuit_files& circuit, const options& opt) {
   std::printf("%-34s %12.1f %14s\n", "coprove prove_zkey (CPU, one)", cpu,
               snarkjs_ms > 0 ? std::to_string(snarkjs_ms / cpu).substr(0, 6).c_str() : "-");
   const std::string engine_label = "coprove engine (" + backend_used + ", batch " + std::to_string(opt.batch) + ")";
-  std::printf("%-34s %12.1f %14s   %.2f proofs/s\n", engine_label.c_str(), per_witness,
+  std::printf("%-34s %12.1f %14s   %.2f proofs/s, device busy %.1f%%\n", engine_label.c_str(), per_witness,
               snarkjs_ms > 0 ? std::to_string(snarkjs_ms / per_witness).substr(0, 6).c_str() : "-",
-              1e3 / per_witness);
+              1e3 / per_witness, 100.0 * busy);
   if (snarkjs_ms > 0) std::printf("%-34s %12.1f %14s\n", ("snarkjs " + snarkjs_version).c_str(), snarkjs_ms, "1");
   std::fflush(stdout);
 
@@ -224,7 +225,8 @@ boost::json::object measure(const circuit_files& circuit, const options& opt) {
                           {"engine_backend", backend_used},
                           {"engine_batch", opt.batch},
                           {"engine_ms_per_witness", per_witness},
-                          {"engine_proofs_per_s", 1e3 / per_witness}};
+                          {"engine_proofs_per_s", 1e3 / per_witness},
+                          {"engine_device_busy_fraction", busy}};
   if (snarkjs_ms > 0) {
     row["snarkjs_version"] = snarkjs_version;
     row["snarkjs_runs"] = opt.snarkjs_runs;
