@@ -90,6 +90,20 @@ TEST_CASE("every partition's result is a Groth16 proof that verifies with the ci
   CHECK_FALSE(first.contains("record"));
 }
 
+TEST_CASE("the bits circuit's partitions, every witness value a bit, are proofs that verify", "[engine][proof]") {
+  test::running_io io;
+  engine e(io.io.get_executor(), proving_config({{"bits", 10}}), host());
+  prove_request r = test::mimc_request(3, 10, 17);
+  r.circuit = "bits";
+  const auto c = r1cs::make_circuit("bits", 10, 17, 0);
+  const std::vector<fr> w = r1cs::synthesize_witness(*c);
+  CHECK(std::all_of(w.begin() + 2, w.end(), [](const fr& x) { return x.is_zero() || x == fr::one(); }));
+  auto [ec, result] = test::prove(e, r);
+  REQUIRE_FALSE(ec);
+  require_proofs(result, r);
+  test::require_at_baseline(e);
+}
+
 TEST_CASE("the deterministic mode makes the same proof on the slow, PCE and host-SpMV paths", "[engine][proof]") {
   const prove_request r = test::mimc_request(3, 10, 5);
   auto run = [&](bool backend_spmv, std::optional<std::uint64_t> seed) {
