@@ -155,6 +155,26 @@ TEST_CASE("coprove run --keys proves with the keys coprove setup wrote", "[app][
   CHECK(absent.err.find("nothing") != std::string::npos);
 }
 
+TEST_CASE("coprove run --circuit bits makes proofs of an all-bit witness that noble accepts", "[app][run][keys][cpu]") {
+  scratch_dir dir;
+  REQUIRE(run_coprove({"setup", "--circuit", "bits", "--log-constraints", "10", "--out", dir.file("bits10"),
+                       "--insecure-seed", "7", "--log-level", "warning"},
+                      dir)
+              .exit_code == 0);
+  const json::object report =
+      run_small(dir, dir.file("report.json"), {"--circuit", "bits", "--keys", dir.file("bits10")});
+  CHECK(report.at("verified").to_number<int>() == 6);
+  const auto noble = noble_verify_report(dir, dir.file("report.json"), dir.file("bits10/vk"));
+  INFO(noble.out << noble.err);
+  CHECK(noble.exit_code == 0);
+  // The same proofs against the mimc key of the same size: noble refuses them.
+  REQUIRE(run_coprove({"setup", "--circuit", "mimc", "--log-constraints", "10", "--out", dir.file("mimc10"),
+                       "--insecure-seed", "7", "--log-level", "warning"},
+                      dir)
+              .exit_code == 0);
+  CHECK(noble_verify_report(dir, dir.file("report.json"), dir.file("mimc10/vk")).exit_code == 1);
+}
+
 TEST_CASE("bad flags and configuration exit with status 2 naming the field", "[app][cli][cpu]") {
   scratch_dir dir;
   const auto expect_usage = [&](std::vector<std::string> args, const std::string& named) {

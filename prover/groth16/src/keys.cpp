@@ -148,22 +148,27 @@ toxic_waste::~toxic_waste() { secure_wipe(static_cast<void*>(this), sizeof *this
 
 namespace {
 
-/// L_j(tau) for the n-th roots of unity of `domain`, j < n: the inverse NTT of tau's powers,
-/// L_j(tau) = (1/n) sum_k tau^k omega^(-jk).
-wiped_vector<fr> lagrange_at(const fr& tau, const field::evaluation_domain& domain) {
-  const std::size_t n = domain.size();
-  wiped_vector<fr> lagrange(n);
+/// scale * tau^k for k < count, on all cores (each chunk starts from its own power).
+wiped_vector<fr> scaled_powers(const fr& tau, const fr& scale, std::size_t count) {
+  wiped_vector<fr> out(count);
   constexpr std::size_t chunk = 4096;
-  field::parallel_for(0, (n + chunk - 1) / chunk, [&](std::size_t lo, std::size_t hi) {
+  field::parallel_for(0, (count + chunk - 1) / chunk, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t c = lo; c < hi; ++c) {
-      const std::size_t begin = c * chunk, end = std::min(n, begin + chunk);
-      wiped<fr> power(tau.pow(static_cast<std::uint64_t>(begin)));
+      const std::size_t begin = c * chunk, end = std::min(count, begin + chunk);
+      wiped<fr> value(tau.pow(static_cast<std::uint64_t>(begin)) * scale);
       for (std::size_t k = begin; k < end; ++k) {
-        lagrange[k] = *power;
-        *power *= tau;
+        out[k] = *value;
+        *value *= tau;
       }
     }
   });
+  return out;
+}
+
+/// L_j(tau) for the n-th roots of unity of `domain`, j < n: the inverse NTT of tau's powers,
+/// L_j(tau) = (1/n) sum_k tau^k omega^(-jk).
+wiped_vector<fr> lagrange_at(const fr& tau, const field::evaluation_domain& domain) {
+  wiped_vector<fr> lagrange = scaled_powers(tau, fr::one(), domain.size());
   field::intt(lagrange.span(), domain);
   return lagrange;
 }
@@ -183,20 +188,8 @@ wiped_vector<fr> h_scalars(const toxic_waste& waste, const fr& delta_inverse, st
     return out;
   }
   // bellman: tau^j Z(tau) / delta for j = 0..n-2.
-  wiped_vector<fr> out(n - 1);
   const wiped<fr> z_over_delta((waste.tau.pow(static_cast<std::uint64_t>(n)) - fr::one()) * delta_inverse);
-  constexpr std::size_t chunk = 4096;
-  field::parallel_for(0, (n - 1 + chunk - 1) / chunk, [&](std::size_t lo, std::size_t hi) {
-    for (std::size_t c = lo; c < hi; ++c) {
-      const std::size_t begin = c * chunk, end = std::min(n - 1, begin + chunk);
-      wiped<fr> value(waste.tau.pow(static_cast<std::uint64_t>(begin)) * *z_over_delta);
-      for (std::size_t j = begin; j < end; ++j) {
-        out[j] = *value;
-        *value *= waste.tau;
-      }
-    }
-  });
-  return out;
+  return scaled_powers(waste.tau, *z_over_delta, n - 1);
 }
 
 }  // namespace
