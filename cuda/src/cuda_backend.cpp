@@ -9,8 +9,9 @@
 // when the task does not ask for its host copy). A task that proves runs the proof's five MSMs
 // after the quotient on the same stream (H over h where the quotient left it, A, B_G1, B_G2 and L
 // over the witness on the device) against the circuit's proving key, resident on the device like
-// the matrices; each one's window sums come back into a page-locked area and the completion combines
-// them on the host (the serial chain of doublings takes milliseconds on one device thread).
+// the matrices; each one's window sums come back into a page-locked area, the completion copies
+// them out and the engine combines them on its CPU executor (the serial chain of doublings takes
+// milliseconds on one device thread, a fraction of one on the host).
 #include <coprove/cuda/cuda_backend.hpp>
 
 #include <coprove/cuda/completion_bridge.hpp>
@@ -37,6 +38,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -105,7 +107,7 @@ struct pinned_values {
 };
 
 // The proof's five MSMs leave their window sums here (page-locked, written by each run's last copy);
-// the completion combines them on the host, where the serial chain of doublings is fast.
+// they are combined on the host, where the serial chain of doublings is fast.
 struct pinned_sums {
   struct windows {
     msm_window_sums_g1 a, b_g1, l, h;
@@ -127,9 +129,31 @@ struct pinned_sums {
       bytes += (w->windows + 1) * sizeof(field::g1_xyzz);
     return bytes + (data->b_g2.windows + 1) * sizeof(field::g2_xyzz);
   }
+};
+
+// The window sums copied off the page-locked area (only what each run wrote, a few KiB), for the
+// engine to combine on its CPU executor: the completion, often on the engine's io thread, only
+// copies them.
+struct copied_sums {
+  template <class Xyzz>
+  struct run {
+    std::vector<Xyzz> sums;
+    std::uint32_t window_bits = 0;
+    template <class Windows>
+    explicit run(const Windows& w) : sums(w.used().begin(), w.used().end()), window_bits(w.window_bits) {}
+    template <class Jacobian>
+    Jacobian combine() const noexcept {
+      return combine_windows<Jacobian>(std::span<const Xyzz>(sums), window_bits);
+    }
+  };
+  run<field::g1_xyzz> a, b_g1, l, h;
+  run<field::g2_xyzz> b_g2;
+
+  explicit copied_sums(const pinned_sums::windows& w) : a(w.a), b_g1(w.b_g1), l(w.l), h(w.h), b_g2(w.b_g2) {}
   groth16::msm_sums combine() const noexcept {
-    return groth16::msm_sums{data->a.combine(), data->b_g1.combine(), data->l.combine() + data->h.combine(),
-                             data->b_g2.combine()};
+    using field::g1_jacobian;
+    return groth16::msm_sums{a.combine<g1_jacobian>(), b_g1.combine<g1_jacobian>(),
+                             l.combine<g1_jacobian>() + h.combine<g1_jacobian>(), b_g2.combine<field::g2_jacobian>()};
   }
 };
 
@@ -597,7 +621,14 @@ class cuda_backend final : public engine::compute_backend {
         COPROVE_LOG(warning, "cuda") << "reading the stage timings failed: " << e.what();
       }
       result.h_copied = events->stages.contains(engine::quotient_stage::copy_h_to_host);
-      if (events->stages.contains(engine::quotient_stage::proof_msms)) result.sums = events->sums.combine();
+      if (events->stages.contains(engine::quotient_stage::proof_msms)) {
+        try {
+          auto parts = std::make_shared<const copied_sums>(*events->sums.data);
+          result.combine_sums = [parts] { return parts->combine(); };
+        } catch (const std::bad_alloc&) {
+          ec = std::make_error_code(std::errc::not_enough_memory);
+        }
+      }
     }
     engine::quotient_completion done = std::move(events->done);
     // The task held its matrices (and key) until its work was done, so their device copy is never freed

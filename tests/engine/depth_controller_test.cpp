@@ -1,4 +1,4 @@
-// The measured admission depth: its estimate, its formula, its limits and how it follows stage
+// The measured admission depth: where it starts, its formula, its limits and how it follows stage
 // times up and down, fed by hand (no clock).
 #include <coprove/engine/detail/depth_controller.hpp>
 
@@ -54,25 +54,26 @@ TEST_CASE("the CPU limit is twice the synthesis threads a device plus two partit
   CHECK(depth_controller::cpu_limit({3, 1, 16, 100}) == 14);  // 16 / 3 rounded up, twice, + 2
 }
 
-TEST_CASE("the depth starts from an estimate within the limits", "[engine][depth][cpu]") {
-  // Stages as long as the device's: 2 x (2 x 1.25 + 1) = 7.
+TEST_CASE("the depth starts at the top of its range", "[engine][depth][cpu]") {
+  // The CPU's limit: 2 x 16 threads + 2 x 2 slots = 36, under the plan's 64.
   depth_controller c({1, 2, 16, 64});
-  CHECK(c.depth() == 7);
+  CHECK(c.depth() == 36);
   CHECK_FALSE(c.figures().measured);
-  // The plan's limit caps the estimate.
+  // The plan's limit when it is lower.
   CHECK(depth_controller({1, 2, 16, 3}).depth() == 3);
-  // So does the CPU's: 1 thread, 1 slot -> 2 + 2 (the estimate wants 2 x 1.25 + 1 -> 4).
+  // 1 thread, 1 slot: 2 + 2.
   CHECK(depth_controller({1, 1, 1, 64}).depth() == 4);
-  CHECK(depth_controller({1, 2, 1, 64}).depth() == 6);  // wants 7, the CPU can use 2 + 4
+  CHECK(depth_controller({1, 2, 1, 64}).depth() == 6);
   CHECK_THROWS_AS(depth_controller({0, 1, 1, 1}), std::invalid_argument);
   CHECK_THROWS_AS(depth_controller({1, 1, 1, 0}), std::invalid_argument);
 }
 
 TEST_CASE("the depth waits for a device's worth of samples before it moves", "[engine][depth][cpu]") {
   depth_controller c({1, 4, 64, 1000});
-  const std::size_t estimate = c.depth();
+  const std::size_t start = c.depth();
+  CHECK(start == 136);  // 2 x 64 + 2 x 4
   for (int i = 0; i < 3; ++i) CHECK_FALSE(c.record(sample(90, 10)).has_value());
-  CHECK(c.depth() == estimate);
+  CHECK(c.depth() == start);
   const auto changed = c.record(sample(90, 10));
   REQUIRE(changed.has_value());
   CHECK(*changed == 54);  // 4 x ((1 + 9) x 1.25 + 1)
@@ -84,6 +85,12 @@ TEST_CASE("the depth follows stage times up and down within the limits", "[engin
   const depth_limits limits{1, 2, 16, 14};
   depth_controller c(limits);
   const std::size_t upper = 14;  // min(cpu 36, plan 14)
+
+  CHECK(c.depth() == upper);
+  // Synthesis as fast as the device: wants 2 x (2 x 1.25 + 1) = 7; it comes down at once.
+  auto first = feed(c, sample(10, 10), 2, upper);
+  REQUIRE(first.size() == 1);
+  CHECK(first[0] == 7);
 
   // Synthesis 5 x the device: wants 2 x (6 x 1.25 + 1) = 17, capped by the plan.
   auto up = feed(c, sample(50, 10), 40, upper);

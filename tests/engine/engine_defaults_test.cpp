@@ -59,7 +59,7 @@ TEST_CASE("with the depth unset the engine measures it and says what it came fro
   CHECK(number(before.at("depth_max")) == 20);
   CHECK(before.at("depth_max_reason").as_string() == "cpu");
   CHECK(e.plan().pinned_slots == 20);
-  CHECK(e.depth_per_device() == 7);  // the estimate: 2 slots x (2 x 1.25 + 1)
+  CHECK(e.depth_per_device() == 20);  // it starts at its most
   auto [ec, result] = prove(e, test::mimc_request(12, 10, 3));
   REQUIRE_FALSE(ec);
   const auto report = e.report_json();
@@ -97,20 +97,32 @@ TEST_CASE("the measured depth follows injected synthesis times up and back down"
   auto cfg = records_config();
   // Synthesis takes 300 ms while `slow` is set: many times a 2^10 quotient on a worker slot, even
   // under a sanitizer.
-  std::atomic<bool> slow{true};
+  std::atomic<bool> slow{false};
   cfg.synthesis_hook = [&slow](std::uint64_t, std::size_t) {
     if (slow.load()) std::this_thread::sleep_for(300ms);
   };
   engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
-  const std::size_t estimate = e.depth_per_device();
-  auto [ec, result] = prove(e, test::mimc_request(24, 10, 1));
+  // It starts at its most (2 x 8 threads + 2 x 2 slots) ...
+  const std::size_t start = e.depth_per_device();
+  CHECK(start == 20);
+  // ... and comes down when synthesis is as fast as it is: the device's time dominates.
+  auto [ec0, first] = prove(e, test::mimc_request(64, 10, 1));
+  REQUIRE_FALSE(ec0);
+  const std::size_t low = e.depth_per_device();
+  CHECK(low < start);
+  CHECK(low >= 2);
+  CHECK(number(e.status_json().at("gpu_slots").at("capacity")) == low);
+  require_at_baseline(e);
+
+  // Up to what the formula asks when synthesis slows, within one (it falls only by two), never
+  // beyond the CPU's limit.
+  slow.store(true);
+  auto [ec, result] = prove(e, test::mimc_request(24, 10, 2));
   REQUIRE_FALSE(ec);
-  // Up from the estimate to what the formula asks, within one (it falls only by two), never beyond
-  // the CPU's limit (2 x 8 threads + 2 x 2 slots).
   const std::size_t up = e.depth_per_device();
   auto report = e.report_json();
   const std::size_t wanted = std::min<std::size_t>(20, number(report.at("dispatch").at("depth_basis").at("wanted")));
-  CHECK(up > estimate);
+  CHECK(up > low);
   CHECK(up >= wanted);
   CHECK(up <= wanted + 1);
   CHECK(up <= 20);
@@ -118,14 +130,14 @@ TEST_CASE("the measured depth follows injected synthesis times up and back down"
   CHECK(number(e.status_json().at("gpu_slots").at("capacity")) == up);
   require_at_baseline(e);
 
-  // Synthesis as fast as it is: the device's time dominates and the depth falls back.
+  // And back down.
   slow.store(false);
-  auto [ec2, second] = prove(e, test::mimc_request(64, 10, 2));
+  auto [ec2, second] = prove(e, test::mimc_request(64, 10, 3));
   REQUIRE_FALSE(ec2);
   CHECK(e.depth_per_device() < up);
   CHECK(e.depth_per_device() >= 2);
   report = e.report_json();
-  CHECK(number(report.at("dispatch").at("depth_basis").at("changes")) >= 2);
+  CHECK(number(report.at("dispatch").at("depth_basis").at("changes")) >= 3);
   CHECK(number(e.status_json().at("gpu_slots").at("capacity")) == e.depth_per_device());
   require_at_baseline(e);
 }

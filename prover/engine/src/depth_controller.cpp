@@ -23,8 +23,8 @@ depth_controller::depth_controller(depth_limits limits) : limits_(limits) {
     throw std::invalid_argument("depth_controller: devices, worker slots, synthesis threads and the plan's limit "
                                 "must be positive");
   upper_ = std::max<std::size_t>(1, std::min(cpu_limit(limits_), limits_.plan_limit));
-  // The estimate: every stage as long as the device's.
-  depth_ = clamp(wanted(limits_.slots_per_device, 1.0, 1.0, 0.0));
+  // The top of the range: what it costs is reserved already (see the header).
+  depth_ = upper_;
 }
 
 std::size_t depth_controller::cpu_limit(const depth_limits& limits) noexcept {

@@ -317,8 +317,7 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   // partition, naming `what`.
   template <class Upload>
   boost::asio::awaitable<void> upload_on_cpu(worker_ref worker, const std::string& what, Upload upload);
-  boost::asio::awaitable<void> prove_partition(const job& j, const partition_ref& ref,
-                                               std::optional<groth16::msm_sums> sums,
+  boost::asio::awaitable<void> prove_partition(const job& j, const partition_ref& ref, quotient_result device,
                                                const synthesis_outcome& synthesized, partition_result& result);
   void leave_worker(worker_ref worker);
   // The measured depth: one verified partition's stage times in, the depth applied when it moves.
@@ -625,7 +624,7 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   COPROVE_LOG(info, "engine") << "engine on backend " << backend_->name() << ": " << devices_ << " device(s) x "
                               << slots_ << " worker slot(s), policy " << to_string(config_.policy) << ", depth "
                               << depth_ << " per device"
-                              << (depth_controller_ ? " (measured: an estimate to start, at most " +
+                              << (depth_controller_ ? " (measured: starting at its most, " +
                                                           std::to_string(depth_max_) + ", the most " +
                                                           (depth_max_reason_ == "cpu" ? "the CPU can use"
                                                                                       : "the memory budget allows") +
@@ -1208,7 +1207,7 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
       take_device_outcome(result, device, backend_->name(), *j, task);
       stop_if_cancelled(*j, co_await asio::this_coro::cancellation_state);
       if (j->key) {
-        co_await prove_partition(*j, ref, std::move(device.result.sums), synthesized, result);
+        co_await prove_partition(*j, ref, std::move(device.result), synthesized, result);
         stop_if_cancelled(*j, co_await asio::this_coro::cancellation_state);
       }
     } catch (...) {
@@ -1457,19 +1456,19 @@ struct proof_outcome {
 
 }  // namespace
 
-// The proof, on the CPU executor, from the sums of the five MSMs the backend computed: blinded
-// with fresh r and s, then checked with the key's verifying key. A proof that does not verify is
-// never returned.
+// The proof, on the CPU executor, from the sums of the five MSMs the backend computed (combined
+// here when they came in parts): blinded with fresh r and s, then checked with the key's verifying
+// key. A proof that does not verify is never returned.
 boost::asio::awaitable<void> engine_core::prove_partition(const job& j, const partition_ref& ref,
-                                                          std::optional<groth16::msm_sums> sums,
-                                                          const synthesis_outcome& s, partition_result& result) {
+                                                          quotient_result device, const synthesis_outcome& s,
+                                                          partition_result& result) {
   const std::string what = "partition " + std::to_string(ref.partition) + " of job " + std::to_string(j.id);
   if (!s.matrices && s.assignment.empty())
     throw partition_failure(engine_errc::proving_failed,
                             what + ": the configured synthesizer (" + config_.synthesizer_name +
                                 ") returned a, b and c without the assignment, which a proof needs (configure "
                                 "results = evaluation_record to measure the quotient alone)");
-  if (!sums)
+  if (!device.sums && !device.combine_sums)
     throw partition_failure(engine_errc::proving_failed,
                             what + ": the " + std::string(backend_->name()) + " backend returned no MSM sums");
   const key_entry& key = *j.key;
@@ -1483,6 +1482,7 @@ boost::asio::awaitable<void> engine_core::prove_partition(const job& j, const pa
               ? groth16::secret_source::insecure_seeded_announced(
                     blinding_seed(*config_.insecure_proof_seed, j.request, ref.partition))
               : groth16::secret_source::system();
+      const std::optional<groth16::msm_sums> sums = device.take_sums();
       out.proof = groth16::assemble_proof(*key.keys.pk, *sums, secrets);
       out.proved = now_ns();
       out.check = groth16::verify(key.pvk, out.proof, s.output.public_inputs);

@@ -101,21 +101,29 @@ struct msm_gpu_options {
 /// microseconds on one core, where one device thread takes milliseconds for its serial chain of
 /// (windows - 1) x window_bits doublings): what a caller that reads the result on the host anyway
 /// (the proof's MSMs) does after the stream.
+/// sum_w 2^(window_bits w) sums[w] + sums.back() over the windows sums[0 .. size - 2] and the ones'
+/// group sums.back() (Horner's rule; sums is never empty).
+template <class Jacobian, class Xyzz>
+Jacobian combine_windows(std::span<const Xyzz> sums, std::uint32_t window_bits) noexcept {
+  const std::size_t windows = sums.size() - 1;
+  Jacobian acc = Jacobian::identity();
+  for (std::size_t w = windows; w-- > 0;) {
+    if (w + 1 < windows)
+      for (std::uint32_t b = 0; b < window_bits; ++b) acc = acc.doubled();
+    acc = acc + sums[w].to_jacobian();
+  }
+  return acc + sums[windows].to_jacobian();
+}
+
 template <class Xyzz, class Jacobian>
 struct msm_window_sums {
   std::uint32_t windows = 0, window_bits = 0;  ///< set when the run is enqueued
   Xyzz sums[msm_window_count(1) + 1];
 
+  /// The windows the run wrote and its ones' group; read only once the stream is done.
+  std::span<const Xyzz> used() const noexcept { return std::span<const Xyzz>(sums, windows + 1); }
   /// sum_w 2^(window_bits w) sums[w] + sums[windows]; read only once the stream is done.
-  Jacobian combine() const noexcept {
-    Jacobian acc = Jacobian::identity();
-    for (std::uint32_t w = windows; w-- > 0;) {
-      if (w + 1 < windows)
-        for (std::uint32_t b = 0; b < window_bits; ++b) acc = acc.doubled();
-      acc = acc + sums[w].to_jacobian();
-    }
-    return acc + sums[windows].to_jacobian();
-  }
+  Jacobian combine() const noexcept { return combine_windows<Jacobian>(used(), window_bits); }
 };
 
 using msm_window_sums_g1 = msm_window_sums<field::g1_xyzz, field::g1_jacobian>;

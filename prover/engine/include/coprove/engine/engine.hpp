@@ -126,7 +126,7 @@ struct engine_config {
   /// The admission depth, given per device and enforced as one total: at most depth_per_device x
   /// devices partitions are in flight at once, shared by every device (a synthesized partition
   /// takes whichever worker slot frees first, so a slow device may hold more than its share).
-  /// 0 (the default) = measured: it starts from an estimate and follows the measured stage times
+  /// 0 (the default) = measured: it starts at its most and follows the measured stage times
   /// (slots x (1 + CPU time / device time) x a margin, see detail/depth_controller.hpp), at most
   /// what the CPU can use and the memory plan allows; the plan is sized for that most.
   std::size_t depth_per_device = 0;

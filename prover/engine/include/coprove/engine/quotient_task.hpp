@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -185,8 +186,18 @@ struct quotient_result {
   quotient_timings timings;
   /// True when the task's h holds h (copy_h_to_host ran).
   bool h_copied = false;
-  /// With proof_msms: the proof's sums, for groth16::assemble_proof.
+  /// With proof_msms: the proof's sums, for groth16::assemble_proof, or, from a backend whose sums
+  /// come back in parts (a device's window sums), `combine_sums`, which makes them: the caller runs
+  /// it on its CPU executor, so that the completion that hands the result over stays short.
   std::optional<groth16::msm_sums> sums;
+  std::function<groth16::msm_sums()> combine_sums;
+
+  /// The sums, made now if they came in parts; none without proof_msms.
+  std::optional<groth16::msm_sums> take_sums() {
+    if (sums) return std::move(sums);
+    if (combine_sums) return std::exchange(combine_sums, nullptr)();
+    return std::nullopt;
+  }
 };
 
 }  // namespace coprove::engine

@@ -8,9 +8,11 @@
 // the best fixed depth, with the device busy all the time). It is bounded by what the CPU can use
 // (twice the synthesis threads, since a partition also waits for its buffers, its copies and its
 // proof while holding its permit, plus two partitions a slot: at the threads alone a
-// synthesis-bound run measured 0.75x of a deeper one) and by the memory plan. It starts from an estimate (stages as long as
-// the device's) and follows the measured stage times, smoothed, once a device's worth of partitions
-// has ended. Pure arithmetic, no clock and no thread: the engine feeds it on its control executor
+// synthesis-bound run measured 0.75x of a deeper one) and by the memory plan. It starts at the top
+// of that range, since the memory plan and the warm pinned pool are sized for it already: the
+// devices are fed from the first admission, where a low start measured on an H200 left the first
+// seconds of a run below the best fixed depth while it climbed (0.63x over a 1.4 s window). Once a
+// device's worth of partitions has ended it follows the measured stage times, smoothed. Pure arithmetic, no clock and no thread: the engine feeds it on its control executor
 // and applies what it answers (async_semaphore::set_capacity).
 #pragma once
 
@@ -47,7 +49,7 @@ struct depth_figures {
   std::size_t cpu_limit = 0;  ///< per device: 2 x synthesis threads / devices + 2 x slots
   std::size_t plan_limit = 0;
   std::size_t depth = 0;  ///< per device, now
-  bool measured = false;  ///< false while the depth is still the estimate
+  bool measured = false;  ///< false while the depth is still the one it started at
 };
 
 class depth_controller {
