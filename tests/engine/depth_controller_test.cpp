@@ -116,6 +116,30 @@ TEST_CASE("the depth follows stage times up and down within the limits", "[engin
   CHECK(c.depth() == 12);  // 2 x (4 x 1.25 + 1)
 }
 
+TEST_CASE("the depth falls only by two or an eighth of it", "[engine][depth][cpu]") {
+  CHECK(depth_controller::least_fall(1) == 2);
+  CHECK(depth_controller::least_fall(16) == 2);
+  CHECK(depth_controller::least_fall(24) == 3);
+  CHECK(depth_controller::least_fall(38) == 4);
+  // 16 threads, 3 slots: it starts at the CPU's limit, 2 x 16 + 2 x 3 = 38.
+  depth_controller c({1, 3, 16, 1000});
+  REQUIRE(c.depth() == 38);
+  // Synthesis 8 x the device asks for 3 x (9 x 1.25 + 1) = 36.75 -> 37: one fewer is not enough.
+  CHECK(feed(c, sample(80, 10), 20, 38).empty());
+  CHECK(c.figures().wanted == 37);
+  CHECK(c.depth() == 38);
+  // 7.6 x asks for 3 x (8.6 x 1.25 + 1) = 35.25 -> 36: nor is two fewer.
+  CHECK(feed(c, sample(76, 10), 30, 38).empty());
+  CHECK(c.figures().wanted == 36);
+  CHECK(c.depth() == 38);
+  // 7 x asks for 3 x (8 x 1.25 + 1) = 33; it falls once the smoothed times ask for 34, four fewer.
+  const auto down = feed(c, sample(70, 10), 40, 38);
+  REQUIRE_FALSE(down.empty());
+  CHECK(down.front() == 34);
+  CHECK(c.depth() >= 33);
+  CHECK(c.depth() <= 34);
+}
+
 TEST_CASE("the CPU limit caps a CPU-bound workload", "[engine][depth][cpu]") {
   // 4 threads, one device of 2 slots: synthesis 50 x the device wants 130; the CPU can use 8 + 4.
   depth_controller c({1, 2, 4, 1000});

@@ -114,7 +114,7 @@ TEST_CASE("the measured depth follows injected synthesis times up and back down"
   CHECK(number(e.status_json().at("gpu_slots").at("capacity")) == low);
   require_at_baseline(e);
 
-  // Up to what the formula asks when synthesis slows, within one (it falls only by two), never
+  // Up to what the formula asks when synthesis slows, within one (at 20 it falls only by two), never
   // beyond the CPU's limit.
   slow.store(true);
   auto [ec, result] = prove(e, test::mimc_request(24, 10, 2));

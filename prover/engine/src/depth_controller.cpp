@@ -61,7 +61,7 @@ std::optional<std::size_t> depth_controller::record(const depth_sample& sample) 
   if (samples_ < limits_.devices * limits_.slots_per_device) return std::nullopt;
   measured_ = true;
   const std::size_t target = clamp(wanted_);
-  if (target > depth_ || target + 1 < depth_) {
+  if (target > depth_ || target + least_fall(depth_) <= depth_) {
     depth_ = target;
     return depth_;
   }
