@@ -96,11 +96,6 @@ struct msm_gpu_options {
   const msm_phase_events* phases = nullptr;
 };
 
-/// A run's windows before their combination: sums[w] the sum of window w for w < windows and
-/// sums[windows] the ones' group. combine() is Horner's rule on the host (a few hundred
-/// microseconds on one core, where one device thread takes milliseconds for its serial chain of
-/// (windows - 1) x window_bits doublings): what a caller that reads the result on the host anyway
-/// (the proof's MSMs) does after the stream.
 /// sum_w 2^(window_bits w) sums[w] + sums.back() over the windows sums[0 .. size - 2] and the ones'
 /// group sums.back() (Horner's rule; sums is never empty).
 template <class Jacobian, class Xyzz>
@@ -115,6 +110,11 @@ Jacobian combine_windows(std::span<const Xyzz> sums, std::uint32_t window_bits) 
   return acc + sums[windows].to_jacobian();
 }
 
+/// A run's windows before their combination: sums[w] the sum of window w for w < windows and
+/// sums[windows] the ones' group. combine() is Horner's rule on the host (a few hundred
+/// microseconds on one core, where one device thread takes milliseconds for its serial chain of
+/// (windows - 1) x window_bits doublings): what a caller that reads the result on the host anyway
+/// (the proof's MSMs) does after the stream.
 template <class Xyzz, class Jacobian>
 struct msm_window_sums {
   std::uint32_t windows = 0, window_bits = 0;  ///< set when the run is enqueued

@@ -194,7 +194,7 @@ struct quotient_result {
 
   /// The sums, made now if they came in parts; none without proof_msms.
   std::optional<groth16::msm_sums> take_sums() {
-    if (sums) return std::move(sums);
+    if (sums) return std::exchange(sums, std::nullopt);
     if (combine_sums) return std::exchange(combine_sums, nullptr)();
     return std::nullopt;
   }

@@ -12,8 +12,9 @@
 // of that range, since the memory plan and the warm pinned pool are sized for it already: the
 // devices are fed from the first admission, where a low start measured on an H200 left the first
 // seconds of a run below the best fixed depth while it climbed (0.63x over a 1.4 s window). Once a
-// device's worth of partitions has ended it follows the measured stage times, smoothed. Pure arithmetic, no clock and no thread: the engine feeds it on its control executor
-// and applies what it answers (async_semaphore::set_capacity).
+// device's worth of partitions has ended it follows the measured stage times, smoothed. Pure
+// arithmetic, no clock and no thread: the engine feeds it on its control executor and applies what
+// it answers (async_semaphore::set_capacity).
 #pragma once
 
 #include <cstddef>
