@@ -1,7 +1,7 @@
 // The curve layer on one CPU thread: Fq multiplications per second on each multiplication path,
 // Fq squaring and addition, Fq2 multiplication and squaring, Fq12 multiplication, squaring and
 // cyclotomic squaring, G1 and G2 addition and doubling, scalar multiplication (variable time and
-// constant time), one pairing and a two-pairing product; in the same run @noble/curves under node
+// constant time), the subgroup tests (and the same through the general multiplication), one pairing and a two-pairing product; in the same run @noble/curves under node
 // (bench/noble_curve_floor.mjs) times the same pairings and scalar multiplications as the floor.
 // Prints a table with the ratios and, with --json PATH, writes
 // [{"case", "unit", "value", "noble", "ratio"}] (value in the unit; noble and ratio = noble / value
@@ -9,6 +9,7 @@
 // noble's in wall time inside node. node or the npm package missing is an error (exit 2) unless
 // --no-noble is given.
 #include <coprove/field/fq.hpp>
+#include <coprove/field/fq_constants.hpp>
 #include <coprove/field/fq12.hpp>
 #include <coprove/field/fq2.hpp>
 #include <coprove/field/g1.hpp>
@@ -237,6 +238,28 @@ int main(int argc, char** argv) {
              [&] { return field::g1_jacobian::generator().mul(field::random_scalar(gen)); });
   curve_rows("g2", field::g2_jacobian::generator(),
              [&] { return field::g2_jacobian::generator().mul(field::random_scalar(gen)); });
+
+  // The subgroup test every decoded point takes (a key's load is mostly these), beside the same
+  // test through the general variable-time multiplication (windowed NAF with its table), which it
+  // used before: P in G1 iff endo(P) = -[|x|]([|x|]P), P in G2 iff psi(P) = -[|x|]P.
+  {
+    const field::scalar_limbs x_abs{field::constants::bls_x_abs, 0, 0, 0};
+    const field::g1_affine g1p = field::g1_jacobian::generator().mul(field::random_scalar(gen)).to_affine();
+    const field::g2_affine g2p = field::g2_jacobian::generator().mul(field::random_scalar(gen)).to_affine();
+    const auto per_check = [&](const char* name, const std::function<bool()>& check) {
+      constexpr int checks = 16;
+      rows.push_back({name, "us", median_ms(reps, [&] {
+                        bool all = true;
+                        for (int i = 0; i < checks; ++i) all = all && check();
+                        keep(all);
+                      }) * 1e3 / checks, std::nullopt});
+    };
+    per_check("g1_subgroup_check", [&] { return g1p.is_torsion_free(); });
+    per_check("g1_subgroup_general",
+              [&] { return -g1p.to_jacobian().mul(x_abs).mul(x_abs) == field::g1_endomorphism(g1p); });
+    per_check("g2_subgroup_check", [&] { return g2p.is_torsion_free(); });
+    per_check("g2_subgroup_general", [&] { return -g2p.to_jacobian().mul(x_abs) == field::g2_endomorphism(g2p); });
+  }
 
   const field::g1_affine p1 = field::g1_jacobian::generator().mul(field::random_scalar(gen)).to_affine();
   const field::g1_affine p2 = field::g1_jacobian::generator().mul(field::random_scalar(gen)).to_affine();

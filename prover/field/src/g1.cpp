@@ -50,9 +50,8 @@ g1_affine g1_endomorphism(const g1_affine& p) noexcept {
 
 bool g1_curve::is_torsion_free(const g1_affine& p) {
   // [x^2]P = [|x|]([|x|]P): x^2 is positive whatever the sign of x.
-  const std::uint64_t x_abs[1] = {constants::bls_x_abs};
-  const g1_jacobian x_p = detail::mul_vartime(p.to_jacobian(), x_abs);
-  const g1_jacobian x2_p = detail::mul_vartime(x_p, x_abs);
+  const g1_jacobian x_p = detail::mul_sparse_u64<g1_curve>(p, constants::bls_x_abs);
+  const g1_jacobian x2_p = detail::mul_sparse_u64<g1_curve>(x_p, constants::bls_x_abs);
   return -x2_p == g1_endomorphism(p);
 }
 

@@ -71,8 +71,7 @@ g2_affine g2_endomorphism(const g2_affine& p) noexcept {
 bool g2_curve::is_torsion_free(const g2_affine& p) {
   // [x]P = -[|x|]P, x being negative.
   static_assert(constants::bls_x_is_negative);
-  const std::uint64_t x_abs[1] = {constants::bls_x_abs};
-  return -detail::mul_vartime(p.to_jacobian(), x_abs) == g2_endomorphism(p);
+  return -detail::mul_sparse_u64<g2_curve>(p, constants::bls_x_abs) == g2_endomorphism(p);
 }
 
 std::vector<g2_affine> batch_normalize(std::span<const g2_jacobian> points) {

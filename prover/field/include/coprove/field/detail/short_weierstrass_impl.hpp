@@ -12,6 +12,7 @@
 #include <bit>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace coprove::field::detail {
@@ -305,6 +306,26 @@ inline std::vector<int> wnaf_digits(std::span<const std::uint64_t> k) {
     }
   }
   return digits;
+}
+
+/// [k]P for a public 64-bit k with few bits set (the BLS parameter |x| of the subgroup tests:
+/// 0xd201000000010000, six bits), left to right without a table or an allocation: 63 doublings and
+/// an addition a further set bit, mixed when P is affine. The additions handle P = Q and P = -Q,
+/// which points outside the subgroup reach.
+template <class Curve, class Base>
+jacobian_point<Curve> mul_sparse_u64(const Base& p, std::uint64_t k) noexcept {
+  if (k == 0) return jacobian_point<Curve>::identity();
+  const int top = 63 - std::countl_zero(k);
+  jacobian_point<Curve> acc;
+  if constexpr (std::is_same_v<Base, affine_point<Curve>>)
+    acc = p.to_jacobian();
+  else
+    acc = p;
+  for (int bit = top - 1; bit >= 0; --bit) {
+    acc = acc.doubled();
+    if ((k >> bit) & 1u) acc += p;
+  }
+  return acc;
 }
 
 template <class Curve>
