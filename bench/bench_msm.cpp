@@ -52,6 +52,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <list>
 #include <optional>
 #include <random>
 #include <span>
@@ -248,6 +249,12 @@ std::string fixed(double v, int decimals) {
   return text;
 }
 
+/// A precomputed configuration: `copies` copies (0: one a window) for windows of `bits`.
+struct precompute_spec {
+  unsigned copies;
+  unsigned bits;
+};
+
 #if defined(COPROVE_HAVE_CUDA)
 /// Stops the bench with status 1 on a CUDA error.
 void cuda_check(cudaError_t status, const char* what) {
@@ -290,11 +297,14 @@ struct gpu_row {
   unsigned window_bits;
   double ms;
   double place_ms, buckets_ms, windows_ms;  ///< the phases of the median run
+  unsigned copies = 1;                      ///< copies of the bases (precomputed; 1: none)
+  double copy_ms = 0;                       ///< the time the copies took to make (once per size)
 };
 
 template <class Curve, class Xyzz>
 void bench_gpu_group(const char* name, const std::vector<unsigned>& logs, int reps,
-                     const std::vector<unsigned>& extra_windows, std::vector<gpu_row>& rows) {
+                     const std::vector<unsigned>& extra_windows, const std::vector<precompute_spec>& precomputed,
+                     std::vector<gpu_row>& rows) {
   using affine = field::detail::affine_point<Curve>;
   constexpr std::size_t distinct = std::size_t{1} << 16;
   const auto base_set = make_bases<Curve>(distinct, name[1] == '1' ? 11 : 12);
@@ -312,70 +322,100 @@ void bench_gpu_group(const char* name, const std::vector<unsigned>& logs, int re
   pinned_array<Xyzz> result(1);
   for (const unsigned log : logs) {
     const std::size_t n = std::size_t{1} << log;
+    pinned_array<affine> tiled(n);
+    for (std::size_t i = 0; i < n; i += distinct)
+      std::copy_n(base_set.begin(), std::min(distinct, n - i), tiled.data + i);
     std::optional<coprove::cuda::msm_bases<affine>> bases;
-    {
-      pinned_array<affine> tiled(n);
-      for (std::size_t i = 0; i < n; i += distinct)
-        std::copy_n(base_set.begin(), std::min(distinct, n - i), tiled.data + i);
-      bases.emplace(std::span<const affine>(tiled.data, n), 0);
-    }
-    const std::pair<const char*, std::vector<field::fr>> inputs[] = {
-        {"uniform", coprove::bench::random_elements(n, 300 + log)}, {"0/1-heavy", boolean_heavy(n, 400 + log)}};
-    for (const auto& [kind, scalars] : inputs) {
+    bases.emplace(std::span<const affine>(tiled.data, n), 0);
+    struct input {
+      input(const char* k, std::size_t n) : kind(k), host(n) {}
+      const char* kind;
+      std::vector<field::fr> scalars;
+      affine expected;
+      pinned_array<field::fr> host;
+      field::fr* device = nullptr;
+    };
+    std::list<input> inputs;
+    for (const char* kind : {"uniform", "0/1-heavy"}) {
+      auto scalars = std::string(kind) == "uniform" ? coprove::bench::random_elements(n, 300 + log)
+                                                    : boolean_heavy(n, 400 + log);
       // The expected sum: each distinct base times the sum of its copies' scalars.
       std::vector<field::fr> folded(std::min(n, distinct), field::fr::zero());
       for (std::size_t i = 0; i < n; ++i) folded[i % distinct] += scalars[i];
       const auto expected =
           groth16::msm(std::span<const affine>(base_set.data(), folded.size()), folded).to_affine();
-      pinned_array<field::fr> host_scalars(n);
-      std::copy(scalars.begin(), scalars.end(), host_scalars.data);
-      field::fr* device_scalars = nullptr;
-      cuda_check(cudaMalloc(reinterpret_cast<void**>(&device_scalars), n * sizeof(field::fr)), "cudaMalloc");
-      cuda_check(cudaMemcpy(device_scalars, scalars.data(), n * sizeof(field::fr), cudaMemcpyHostToDevice),
+      input& in = inputs.emplace_back(kind, n);
+      in.scalars = std::move(scalars);
+      in.expected = expected;
+      std::copy(in.scalars.begin(), in.scalars.end(), in.host.data);
+      cuda_check(cudaMalloc(reinterpret_cast<void**>(&in.device), n * sizeof(field::fr)), "cudaMalloc");
+      cuda_check(cudaMemcpy(in.device, in.scalars.data(), n * sizeof(field::fr), cudaMemcpyHostToDevice),
                  "cudaMemcpy");
-      std::vector<std::pair<std::string, unsigned>> configs{{"resident", 0}, {"streamed", 0}};
-      if (std::string(kind) == "uniform" && log >= 20) {
-        for (const unsigned w : extra_windows) configs.emplace_back("resident", w);
-      }
-      for (const auto& [mode, window] : configs) {
-        const field::fr* input = mode == "resident" ? device_scalars : host_scalars.data;
-        const coprove::cuda::msm_gpu_options options{window, &phases};
-        // The whole run, and its phases: placing the entries, the bucket sums, the windows.
-        const auto run = [&] {
-          std::memset(static_cast<void*>(result.data), 0xa5, sizeof(Xyzz));
-          coprove::cuda::msm_async(context, *bases, input, n, result.data, stream, options);
-          cuda_check(cudaEventSynchronize(phases.done), "cudaEventSynchronize");
-          return std::array<double, 4>{elapsed(phases.start, phases.done), elapsed(phases.start, phases.placed),
-                                       elapsed(phases.placed, phases.buckets), elapsed(phases.buckets, phases.done)};
-        };
-        run();
-        if (!(result.data->to_affine() == expected)) {
-          std::cerr << "bench_msm: the GPU MSM disagrees with groth16::msm on " << name << " 2^" << log << " ("
-                    << kind << " scalars, " << mode << ", window " << window << ")\n";
-          std::exit(2);
-        }
-        std::vector<std::array<double, 4>> times;
-        for (int r = 0; r < reps; ++r) times.push_back(run());
-        std::sort(times.begin(), times.end());
-        const auto& median = times[times.size() / 2];
-        const double ms = median[0];
-        const unsigned bits = coprove::cuda::plan_msm(name[1] == '1' ? coprove::cuda::msm_group::g1
-                                                                      : coprove::cuda::msm_group::g2,
-                                                      n, window)
-                                  .window_bits;
-        rows.push_back({name, log, kind, mode, bits, ms, median[1], median[2], median[3]});
-        std::fprintf(stderr, "bench_msm --gpu: %s 2^%u %s %s window %u: %.2f ms (place %.2f, buckets %.2f, windows %.2f)\n",
-                     name, log, kind, mode.c_str(), bits, ms, median[1], median[2], median[3]);
-      }
-      cuda_check(cudaFree(device_scalars), "cudaFree");
     }
+    // One configuration: the run checked once against groth16::msm, then timed.
+    const auto measure = [&](const input& in, const std::string& mode, unsigned window, double copy_ms) {
+      const field::fr* scalars = mode == "streamed" ? in.host.data : in.device;
+      const coprove::cuda::msm_gpu_options options{window, &phases};
+      // The whole run, and its phases: placing the entries, the bucket sums, the windows.
+      const auto run = [&] {
+        std::memset(static_cast<void*>(result.data), 0xa5, sizeof(Xyzz));
+        coprove::cuda::msm_async(context, *bases, scalars, n, result.data, stream, options);
+        cuda_check(cudaEventSynchronize(phases.done), "cudaEventSynchronize");
+        return std::array<double, 4>{elapsed(phases.start, phases.done), elapsed(phases.start, phases.placed),
+                                     elapsed(phases.placed, phases.buckets), elapsed(phases.buckets, phases.done)};
+      };
+      run();
+      if (!(result.data->to_affine() == in.expected)) {
+        std::cerr << "bench_msm: the GPU MSM disagrees with groth16::msm on " << name << " 2^" << log << " ("
+                  << in.kind << " scalars, " << mode << ", window " << window << ", " << bases->copies()
+                  << " copies)\n";
+        std::exit(2);
+      }
+      std::vector<std::array<double, 4>> times;
+      for (int r = 0; r < reps; ++r) times.push_back(run());
+      std::sort(times.begin(), times.end());
+      const auto& median = times[times.size() / 2];
+      const unsigned bits = coprove::cuda::plan_msm(name[1] == '1' ? coprove::cuda::msm_group::g1
+                                                                    : coprove::cuda::msm_group::g2,
+                                                    n, bases->copies() > 1 ? bases->window_bits() : window,
+                                                    bases->copies())
+                                .window_bits;
+      rows.push_back({name, log, in.kind, mode, bits, median[0], median[1], median[2], median[3], bases->copies(),
+                      copy_ms});
+      std::fprintf(stderr,
+                   "bench_msm --gpu: %s 2^%u %s %s window %u copies %u: %.2f ms (place %.2f, buckets %.2f, "
+                   "windows %.2f)\n",
+                   name, log, in.kind, mode.c_str(), bits, bases->copies(), median[0], median[1], median[2], median[3]);
+    };
+    for (const input& in : inputs) {
+      measure(in, "resident", 0, 0);
+      measure(in, "streamed", 0, 0);
+      if (std::string(in.kind) == "uniform" && log >= 20)
+        for (const unsigned w : extra_windows) measure(in, "resident", w, 0);
+    }
+    for (const precompute_spec& spec : precomputed) {
+      bases.reset();
+      const auto begin = std::chrono::steady_clock::now();
+      try {
+        bases.emplace(std::span<const affine>(tiled.data, n), 0, coprove::cuda::msm_precompute{spec.bits, spec.copies});
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_msm --gpu: %s 2^%u, %u copies for %u bits: not run (%s)\n", name, log,
+                     spec.copies, spec.bits, e.what());
+        continue;
+      }
+      const double copy_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
+      for (const input& in : inputs) measure(in, "resident", 0, copy_ms);
+    }
+    for (input& in : inputs) cuda_check(cudaFree(in.device), "cudaFree");
   }
   for (cudaEvent_t e : {phases.start, phases.placed, phases.buckets, phases.done}) cudaEventDestroy(e);
   cudaStreamDestroy(stream);
 }
 
 int bench_gpu(const std::vector<unsigned>& g1_logs, const std::vector<unsigned>& g2_logs, int reps,
-              const std::vector<unsigned>& extra_windows, const std::string& json_path) {
+              const std::vector<unsigned>& extra_windows, const std::vector<precompute_spec>& precomputed,
+              const std::string& json_path) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::cerr << "bench_msm --gpu: no CUDA device\n";
@@ -384,24 +424,27 @@ int bench_gpu(const std::vector<unsigned>& g1_logs, const std::vector<unsigned>&
   cudaDeviceProp props{};
   cuda_check(cudaGetDeviceProperties(&props, 0), "cudaGetDeviceProperties");
   std::vector<gpu_row> rows;
-  bench_gpu_group<field::g1_curve, field::g1_xyzz>("g1", g1_logs, reps, extra_windows, rows);
-  bench_gpu_group<field::g2_curve, field::g2_xyzz>("g2", g2_logs, reps, extra_windows, rows);
+  bench_gpu_group<field::g1_curve, field::g1_xyzz>("g1", g1_logs, reps, extra_windows, precomputed, rows);
+  bench_gpu_group<field::g2_curve, field::g2_xyzz>("g2", g2_logs, reps, extra_windows, precomputed, rows);
   std::printf("bench_msm --gpu: cuda::msm_async on %s, median of %d (CUDA events), bases 2^16 distinct points "
               "tiled; peer: sppark on the reference H200, uniform resident scalars\n",
               props.name, reps);
-  std::printf("%-5s %6s %10s %9s %7s %10s %8s %8s %8s %14s %10s %10s\n", "group", "log2 n", "scalars", "mode",
-              "window", "ms", "place", "buckets", "windows", "points/s", "sppark ms", "ours/peer");
+  std::printf("%-5s %6s %10s %9s %7s %6s %10s %8s %8s %8s %14s %10s %10s %10s\n", "group", "log2 n", "scalars",
+              "mode", "window", "copies", "ms", "place", "buckets", "windows", "points/s", "sppark ms", "ours/peer",
+              "copies ms");
   boost::json::array json;
   for (const auto& r : rows) {
     const double rate = static_cast<double>(std::size_t{1} << r.log_size) / (r.ms / 1e3);
     const auto peer = r.scalars == "uniform" && r.mode == "resident" ? sppark_ms(r.group, r.log_size) : std::nullopt;
-    std::printf("%-5s %6u %10s %9s %7u %10.2f %8.2f %8.2f %8.2f %14.0f %10s %10s\n", r.group.c_str(), r.log_size,
-                r.scalars.c_str(), r.mode.c_str(), r.window_bits, r.ms, r.place_ms, r.buckets_ms, r.windows_ms, rate,
-                peer ? fixed(*peer, 2).c_str() : "-", peer ? fixed(r.ms / *peer, 2).c_str() : "-");
+    std::printf("%-5s %6u %10s %9s %7u %6u %10.2f %8.2f %8.2f %8.2f %14.0f %10s %10s %10s\n", r.group.c_str(),
+                r.log_size, r.scalars.c_str(), r.mode.c_str(), r.window_bits, r.copies, r.ms, r.place_ms, r.buckets_ms,
+                r.windows_ms, rate, peer ? fixed(*peer, 2).c_str() : "-", peer ? fixed(r.ms / *peer, 2).c_str() : "-",
+                r.copies > 1 ? fixed(r.copy_ms, 0).c_str() : "-");
     boost::json::object o{{"group", r.group},   {"log_size", r.log_size},       {"scalars", r.scalars},
                           {"mode", r.mode},     {"window_bits", r.window_bits}, {"ms", r.ms},
                           {"points_per_s", rate}, {"gpu", props.name}, {"place_ms", r.place_ms},
-                          {"buckets_ms", r.buckets_ms}, {"windows_ms", r.windows_ms}};
+                          {"buckets_ms", r.buckets_ms}, {"windows_ms", r.windows_ms},
+                          {"copies", r.copies}, {"copies_ms", r.copy_ms}};
     o["peer_ms"] = peer ? boost::json::value(*peer) : boost::json::value(nullptr);
     json.push_back(std::move(o));
   }
@@ -416,7 +459,8 @@ void usage() {
                "  LOGS: comma-separated log2 sizes (default --g1 10,12,14 --g2 10,12; with --gpu 16,...,26 and 16,...,24);\n"
                "  --all: 10,12,14,16,18,20 for both groups\n"
                "  --window: a fixed window width on the CPU (default: msm's choice for each size)\n"
-               "  --gpu: the GPU MSM (cuda::msm_async); --windows: extra window widths to time there\n";
+               "  --gpu: the GPU MSM (cuda::msm_async); --windows: extra window widths to time there;\n"
+               "  --precompute F:C,...: also over bases with F shifted copies (0: one a window) for C-bit windows\n";
 }
 
 }  // namespace
@@ -430,6 +474,7 @@ int main(int argc, char** argv) {
   bool gpu = false;
   bool sizes_given = false;
   std::vector<unsigned> extra_windows;
+  std::vector<precompute_spec> precomputed;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
@@ -444,6 +489,17 @@ int main(int argc, char** argv) {
         gpu = true;
       } else if (arg == "--windows") {
         extra_windows = coprove::bench::parse_log_sizes(next(), 1, 24, "bench_msm");
+      } else if (arg == "--precompute") {
+        std::string list = next();
+        for (std::size_t at = 0; at < list.size();) {
+          const std::size_t comma = std::min(list.find(',', at), list.size());
+          const std::string item = list.substr(at, comma - at);
+          const std::size_t colon = item.find(':');
+          if (colon == std::string::npos) throw std::invalid_argument("bench_msm: --precompute wants F:C, got " + item);
+          precomputed.push_back({static_cast<unsigned>(std::stoul(item.substr(0, colon))),
+                                 static_cast<unsigned>(std::stoul(item.substr(colon + 1)))});
+          at = comma + 1;
+        }
       } else if (arg == "--all") {
         g1_logs = g2_logs = {10, 12, 14, 16, 18, 20};
       } else if (arg == "--reps") {
@@ -467,7 +523,7 @@ int main(int argc, char** argv) {
       g1_logs = {16, 18, 20, 22, 24, 26};
       g2_logs = {16, 18, 20, 22, 24};
     }
-    return bench_gpu(g1_logs, g2_logs, reps, extra_windows, json_path);
+    return bench_gpu(g1_logs, g2_logs, reps, extra_windows, precomputed, json_path);
 #else
     std::cerr << "bench_msm: --gpu needs a build with CUDA\n";
     return 1;

@@ -29,11 +29,13 @@ template <>
 struct affine_traits<field::g1_affine> {
   static constexpr msm_group group = msm_group::g1;
   static constexpr std::size_t device_bytes = 96;
+  static constexpr std::size_t xyzz_bytes = 192;
 };
 template <>
 struct affine_traits<field::g2_affine> {
   static constexpr msm_group group = msm_group::g2;
   static constexpr std::size_t device_bytes = 192;
+  static constexpr std::size_t xyzz_bytes = 384;
 };
 
 void check_device(int device) {
@@ -110,7 +112,11 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
   if (count > 0 && scalars == nullptr) throw std::invalid_argument("MSM: null scalars");
   if (reinterpret_cast<std::uintptr_t>(scalars) % 16 != 0)
     throw std::invalid_argument("MSM: scalars must be 16-byte aligned");
-  const msm_plan plan = plan_msm(group, count, options.window_bits);
+  if (bases.copies() > 1 && options.window_bits != 0 && options.window_bits != bases.window_bits())
+    throw std::invalid_argument("MSM: window of " + std::to_string(options.window_bits) +
+                                " bits over bases copied for " + std::to_string(bases.window_bits()));
+  const msm_plan plan = plan_msm(group, count, bases.copies() > 1 ? bases.window_bits() : options.window_bits,
+                                 bases.copies());
   scoped_device scope(bases.device());
   if constexpr (to_windows) {
     if (windows == nullptr) throw std::invalid_argument("MSM: null window sums");
@@ -168,10 +174,12 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
   // Entries: count per group, offsets, placement.
   mark(&msm_phase_events::start);
   COPROVE_CUDA_TRY(cudaMemsetAsync(counts, 0, (groups + 1) * 4, stream));
-  detail::msm_count_entries(d_scalars, canonical, count, plan.window_bits, plan.windows, counts, stream);
+  detail::msm_count_entries(d_scalars, canonical, count, plan.window_bits, plan.digit_windows, plan.windows, counts,
+                            stream);
   detail::msm_exclusive_scan(scratch, scratch_bytes, counts, off_a, groups + 1, stream);
   COPROVE_CUDA_TRY(cudaMemcpyAsync(off_b, off_a, groups * 4, cudaMemcpyDeviceToDevice, stream));
-  detail::msm_place_entries(canonical, count, plan.window_bits, plan.windows, off_b, entries, stream);
+  detail::msm_place_entries(canonical, count, plan.window_bits, plan.digit_windows, plan.windows, bases.size(), off_b,
+                            entries, stream);
   mark(&msm_phase_events::placed);
 
   // Group sums, level by level, until each group has one.
@@ -260,7 +268,8 @@ std::size_t msm_context::reserved_bytes() const {
 }
 
 template <class Affine>
-msm_bases<Affine>::msm_bases(std::span<const Affine> points, int device) : count_(points.size()), device_(device) {
+msm_bases<Affine>::msm_bases(std::span<const Affine> points, int device, const msm_precompute& precompute)
+    : count_(points.size()), device_(device) {
   using traits = affine_traits<Affine>;
   using coordinate = typename Affine::field;
   static_assert(std::is_standard_layout_v<Affine> && offsetof(Affine, y) == sizeof(coordinate) &&
@@ -271,6 +280,11 @@ msm_bases<Affine>::msm_bases(std::span<const Affine> points, int device) : count
   if (points.size() > msm_max_count)
     throw std::invalid_argument("MSM: " + std::to_string(points.size()) + " bases, at most " +
                                 std::to_string(msm_max_count));
+  if (precompute.copies != 1) {
+    const msm_plan plan = plan_msm(traits::group, points.size(), precompute.window_bits, precompute.copies);
+    copies_ = plan.copies;
+    window_bits_ = copies_ > 1 ? plan.window_bits : 0;
+  }
   scoped_device scope(device);
   if (points.empty()) return;
   cudaPointerAttributes attributes{};
@@ -284,7 +298,7 @@ msm_bases<Affine>::msm_bases(std::span<const Affine> points, int device) : count
   cudaEvent_t half_free[2] = {nullptr, nullptr};
   cudaStream_t stream = nullptr;
   try {
-    COPROVE_CUDA_TRY(cudaMalloc(&data_, points.size() * traits::device_bytes));
+    COPROVE_CUDA_TRY(cudaMalloc(&data_, copies_ * points.size() * traits::device_bytes));
     COPROVE_CUDA_TRY(cudaMalloc(&staging, 2 * half_bytes));
     COPROVE_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     if (!page_locked) {
@@ -325,6 +339,46 @@ msm_bases<Affine>::msm_bases(std::span<const Affine> points, int device) : count
     if (e != nullptr) COPROVE_CUDA_ASSERT_OK(cudaEventDestroy(e));
   if (host_staging != nullptr) COPROVE_CUDA_ASSERT_OK(cudaFreeHost(host_staging));
   COPROVE_CUDA_ASSERT_OK(cudaFree(staging));
+  if (copies_ > 1) {
+    try {
+      make_copies();
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+}
+
+template <class Affine>
+void msm_bases<Affine>::make_copies() {
+  using traits = affine_traits<Affine>;
+  const unsigned shift = window_bits_ * msm_windows_per_copy(window_bits_, copies_);
+  // The copies are made a slice of points at a time, so that the scratch stays bounded.
+  const std::size_t slice = std::min(count_, std::size_t{1} << 17);
+  const std::size_t rows = std::size_t{copies_ - 1} * slice;
+  void* scratch = nullptr;
+  void* products = nullptr;
+  cudaStream_t stream = nullptr;
+  const auto free_all = [&] {
+    if (stream != nullptr) COPROVE_CUDA_ASSERT_OK(cudaStreamSynchronize(stream));
+    if (stream != nullptr) COPROVE_CUDA_ASSERT_OK(cudaStreamDestroy(stream));
+    if (scratch != nullptr) COPROVE_CUDA_ASSERT_OK(cudaFree(scratch));
+    if (products != nullptr) COPROVE_CUDA_ASSERT_OK(cudaFree(products));
+  };
+  try {
+    COPROVE_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    COPROVE_CUDA_TRY(cudaMalloc(&scratch, rows * traits::xyzz_bytes));
+    COPROVE_CUDA_TRY(cudaMalloc(&products, rows * traits::device_bytes / 2));
+    for (std::size_t begin = 0; begin < count_; begin += slice) {
+      detail::msm_shift_copies(traits::group, data_, count_, begin, std::min(slice, count_ - begin), copies_, shift,
+                               scratch, products, stream);
+    }
+    COPROVE_CUDA_TRY(cudaStreamSynchronize(stream));
+  } catch (...) {
+    free_all();
+    throw;
+  }
+  free_all();
 }
 
 template <class Affine>
@@ -334,7 +388,11 @@ msm_bases<Affine>::~msm_bases() {
 
 template <class Affine>
 msm_bases<Affine>::msm_bases(msm_bases&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)), device_(other.device_) {}
+    : data_(std::exchange(other.data_, nullptr)),
+      count_(std::exchange(other.count_, 0)),
+      device_(other.device_),
+      copies_(std::exchange(other.copies_, 1)),
+      window_bits_(std::exchange(other.window_bits_, 0)) {}
 
 template <class Affine>
 msm_bases<Affine>& msm_bases<Affine>::operator=(msm_bases&& other) noexcept {
@@ -343,13 +401,15 @@ msm_bases<Affine>& msm_bases<Affine>::operator=(msm_bases&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     count_ = std::exchange(other.count_, 0);
     device_ = other.device_;
+    copies_ = std::exchange(other.copies_, 1);
+    window_bits_ = std::exchange(other.window_bits_, 0);
   }
   return *this;
 }
 
 template <class Affine>
 std::size_t msm_bases<Affine>::bytes() const noexcept {
-  return count_ * affine_traits<Affine>::device_bytes;
+  return std::size_t{copies_} * count_ * affine_traits<Affine>::device_bytes;
 }
 
 template <class Affine>

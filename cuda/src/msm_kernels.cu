@@ -51,21 +51,24 @@ __device__ __forceinline__ fr_device fr_canonical(const fr_device& a) {
   return fr_mul(a, one_raw);
 }
 
-/// The group of window w's digit for scalar s (no_group for a zero digit), the ones group for a
-/// scalar 1 in window 0, and the sign of the digit.
+/// Where window w's digit of a scalar goes: its group (no_group for a zero digit; the ones group
+/// for a scalar 1 in window 0), the copy of the bases it reads (window w = copy * m + v adds into
+/// window v's buckets, m the windows a copy) and the sign of the digit.
 struct entry_key {
   std::uint32_t group;
+  std::uint32_t copy;
   bool negative;
 };
 
 __device__ __forceinline__ entry_key window_key(const std::uint32_t (&s)[8], bool zero, bool one, unsigned w,
-                                                unsigned bits, unsigned windows, std::uint32_t& carry) {
-  if (zero) return {no_group, false};
-  if (one) return {w == 0 ? (std::uint32_t{windows} << (bits - 1)) : no_group, false};
+                                                unsigned bits, unsigned per_copy, std::uint32_t& carry) {
+  if (zero) return {no_group, 0, false};
+  if (one) return {w == 0 ? (std::uint32_t{per_copy} << (bits - 1)) : no_group, 0, false};
   const int d = msm_signed_digit(s, w, bits, carry);
-  if (d == 0) return {no_group, false};
+  if (d == 0) return {no_group, 0, false};
   const std::uint32_t magnitude = static_cast<std::uint32_t>(d < 0 ? -d : d);
-  return {(std::uint32_t{w} << (bits - 1)) + magnitude - 1, d < 0};
+  const unsigned copy = w / per_copy;
+  return {(std::uint32_t{w - copy * per_copy} << (bits - 1)) + magnitude - 1, copy, d < 0};
 }
 
 __device__ __forceinline__ void classify(const std::uint32_t (&s)[8], bool& zero, bool& one) {
@@ -77,7 +80,7 @@ __device__ __forceinline__ void classify(const std::uint32_t (&s)[8], bool& zero
 }
 
 __global__ void count_kernel(const fr_device* scalars, std::uint32_t* canonical, std::size_t count, unsigned bits,
-                             unsigned windows, std::uint32_t* histogram) {
+                             unsigned windows, unsigned per_copy, std::uint32_t* histogram) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   std::uint32_t s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   if (i < count) {
@@ -93,7 +96,7 @@ __global__ void count_kernel(const fr_device* scalars, std::uint32_t* canonical,
   const unsigned rounds = __all_sync(full_warp, zero || one) ? 1u : windows;
   std::uint32_t carry = 0;
   for (unsigned w = 0; w < rounds; ++w) {
-    const entry_key key = window_key(s, zero, one, w, bits, windows, carry);
+    const entry_key key = window_key(s, zero, one, w, bits, per_copy, carry);
     const unsigned peers = __match_any_sync(full_warp, key.group);
     if (key.group != no_group && lane_id() == static_cast<std::uint32_t>(__ffs(peers) - 1))
       atomicAdd(histogram + key.group, static_cast<std::uint32_t>(__popc(peers)));
@@ -101,7 +104,7 @@ __global__ void count_kernel(const fr_device* scalars, std::uint32_t* canonical,
 }
 
 __global__ void place_kernel(const std::uint32_t* canonical, std::size_t count, unsigned bits, unsigned windows,
-                             std::uint32_t* cursor, std::uint32_t* entries) {
+                             unsigned per_copy, std::size_t stride, std::uint32_t* cursor, std::uint32_t* entries) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   std::uint32_t s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   if (i < count) {
@@ -115,7 +118,7 @@ __global__ void place_kernel(const std::uint32_t* canonical, std::size_t count, 
   const std::uint32_t lower_lanes = (1u << lane_id()) - 1u;
   std::uint32_t carry = 0;
   for (unsigned w = 0; w < rounds; ++w) {
-    const entry_key key = window_key(s, zero, one, w, bits, windows, carry);
+    const entry_key key = window_key(s, zero, one, w, bits, per_copy, carry);
     const unsigned peers = __match_any_sync(full_warp, key.group);
     const unsigned leader = static_cast<unsigned>(__ffs(peers) - 1);
     std::uint32_t base = 0;
@@ -124,7 +127,7 @@ __global__ void place_kernel(const std::uint32_t* canonical, std::size_t count, 
     base = __shfl_sync(full_warp, base, static_cast<int>(leader));
     if (key.group != no_group) {
       const std::uint32_t position = base + static_cast<std::uint32_t>(__popc(peers & lower_lanes));
-      entries[position] = static_cast<std::uint32_t>(i) | (key.negative ? sign_bit : 0u);
+      entries[position] = static_cast<std::uint32_t>(key.copy * stride + i) | (key.negative ? sign_bit : 0u);
     }
   }
 }
@@ -156,8 +159,10 @@ __device__ __forceinline__ std::uint32_t group_of(const std::uint32_t* out_offse
   return static_cast<std::uint32_t>(lo);
 }
 
-/// This thread's output sum i of a level and the input range it adds, [begin, end): chunk
-/// i - out_offsets[g] of group g; false past the level's last sum.
+/// This thread's output sum i of a level and the input range it adds, [begin, end): part
+/// i - out_offsets[g] of group g, whose n_g inputs are split into out_offsets[g + 1] - out_offsets[g]
+/// = ceil(n_g / chunk) parts of equal size (within one), so that no thread of a warp waits on a
+/// full chunk beside a short remainder; false past the level's last sum.
 __device__ __forceinline__ bool chunk_of(const std::uint32_t* in_offsets, const std::uint32_t* out_offsets,
                                          std::size_t groups, std::uint32_t chunk, std::size_t capacity,
                                          std::uint32_t& i, std::uint32_t& begin, std::uint32_t& end) {
@@ -166,8 +171,11 @@ __device__ __forceinline__ bool chunk_of(const std::uint32_t* in_offsets, const 
   i = static_cast<std::uint32_t>(t);
   if (i >= out_offsets[groups]) return false;
   const std::uint32_t g = group_of(out_offsets, groups, i);
-  begin = in_offsets[g] + (i - out_offsets[g]) * chunk;
-  end = min(in_offsets[g + 1], begin + chunk);
+  const std::uint64_t n = in_offsets[g + 1] - in_offsets[g];
+  const std::uint64_t parts = out_offsets[g + 1] - out_offsets[g];
+  const std::uint64_t part = i - out_offsets[g];
+  begin = in_offsets[g] + static_cast<std::uint32_t>(part * n / parts);
+  end = in_offsets[g] + static_cast<std::uint32_t>((part + 1) * n / parts);
   return true;
 }
 
@@ -277,6 +285,42 @@ __global__ void identity_kernel(xyzz_device<F>* result) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *result = xyzz_identity<F>();
 }
 
+/// Copies 1..copies-1 of bases[begin, begin + n): copy j of point P at j * stride is [2^(j shift)]P,
+/// made by doubling copy j - 1 and brought to affine form with one inversion per point for all its
+/// copies (Montgomery's trick over the copies, the XYZZ values and the running products of their
+/// ZZZ kept in `scratch` and `products`, (copies - 1) * n of each, index (j - 1) * n + i).
+template <class F>
+__global__ void __launch_bounds__(128) shift_copies_kernel(affine_device<F>* bases, std::size_t stride,
+                                                            std::size_t begin, std::size_t n, unsigned copies,
+                                                            unsigned shift, xyzz_device<F>* scratch, F* products) {
+  using f = field_ops<F>;
+  const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const affine_device<F> p = bases[begin + i];
+  xyzz_device<F> acc = is_identity(p) ? xyzz_identity<F>() : xyzz_device<F>{p.x, p.y, f::one(), f::one()};
+  F running = f::one();
+  for (unsigned j = 1; j < copies; ++j) {
+    for (unsigned b = 0; b < shift; ++b) acc = double_xyzz(acc);
+    scratch[(j - 1) * n + i] = acc;
+    // A point that doubled to the identity (only one outside the prime-order group can) leaves the
+    // product alone and is written as (0, 0).
+    if (!is_identity(acc)) running = f::mul(running, acc.zzz);
+    products[(j - 1) * n + i] = running;
+  }
+  F inverse = f::inv(running);  // 1 / (ZZZ_1 ... ZZZ_{copies-1})
+  for (unsigned j = copies - 1; j >= 1; --j) {
+    const xyzz_device<F> q = scratch[(j - 1) * n + i];
+    affine_device<F> out{f::zero(), f::zero()};
+    if (!is_identity(q)) {
+      const F zzz_inv = j > 1 ? f::mul(inverse, products[(j - 2) * n + i]) : inverse;
+      inverse = f::mul(inverse, q.zzz);
+      const F zz_inv = f::mul(f::sqr(zzz_inv), f::sqr(q.zz));  // ZZ^2 / ZZZ^2 = 1 / ZZ
+      out = {f::mul(q.x, zz_inv), f::mul(q.y, zzz_inv)};
+    }
+    bases[j * stride + begin + i] = out;
+  }
+}
+
 constexpr unsigned block_threads = 256;
 constexpr unsigned sum_threads = 128;
 
@@ -300,19 +344,35 @@ void msm_repack_bases(msm_group group, const void* src, std::size_t stride, std:
   }
 }
 
+void msm_shift_copies(msm_group group, void* bases, std::size_t stride, std::size_t begin, std::size_t n,
+                      unsigned copies, unsigned shift, void* scratch, void* products, cudaStream_t stream) {
+  if (n == 0 || copies < 2) return;
+  if (group == msm_group::g1) {
+    shift_copies_kernel<fq_device><<<blocks_for(n, sum_threads), sum_threads, 0, stream>>>(
+        static_cast<affine_device<fq_device>*>(bases), stride, begin, n, copies, shift,
+        static_cast<xyzz_device<fq_device>*>(scratch), static_cast<fq_device*>(products));
+  } else {
+    shift_copies_kernel<fq2_device><<<blocks_for(n, sum_threads), sum_threads, 0, stream>>>(
+        static_cast<affine_device<fq2_device>*>(bases), stride, begin, n, copies, shift,
+        static_cast<xyzz_device<fq2_device>*>(scratch), static_cast<fq2_device*>(products));
+  }
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
 void msm_count_entries(const void* scalars, std::uint32_t* canonical, std::size_t count, unsigned bits,
-                       unsigned windows, std::uint32_t* histogram, cudaStream_t stream) {
+                       unsigned windows, unsigned per_copy, std::uint32_t* histogram, cudaStream_t stream) {
   if (count == 0) return;
   count_kernel<<<blocks_for(count, block_threads), block_threads, 0, stream>>>(
-      static_cast<const fr_device*>(scalars), canonical, count, bits, windows, histogram);
+      static_cast<const fr_device*>(scalars), canonical, count, bits, windows, per_copy, histogram);
   COPROVE_CUDA_CHECK_LAUNCH();
 }
 
 void msm_place_entries(const std::uint32_t* canonical, std::size_t count, unsigned bits, unsigned windows,
-                       std::uint32_t* cursor, std::uint32_t* entries, cudaStream_t stream) {
+                       unsigned per_copy, std::size_t stride, std::uint32_t* cursor, std::uint32_t* entries,
+                       cudaStream_t stream) {
   if (count == 0) return;
   place_kernel<<<blocks_for(count, block_threads), block_threads, 0, stream>>>(canonical, count, bits, windows,
-                                                                               cursor, entries);
+                                                                               per_copy, stride, cursor, entries);
   COPROVE_CUDA_CHECK_LAUNCH();
 }
 

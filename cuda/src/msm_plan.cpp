@@ -18,20 +18,21 @@ constexpr std::size_t weight_segment = 32;
 
 constexpr std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
-bool fits(std::size_t count, unsigned bits) {
-  const std::size_t windows = msm_window_count(bits);
-  const std::size_t groups = windows * (std::size_t{1} << (bits - 1)) + 1;
-  return count * windows < std::numeric_limits<std::uint32_t>::max() &&
+bool fits(std::size_t count, unsigned bits, unsigned copies) {
+  const std::size_t digits = msm_window_count(bits);
+  const std::size_t groups = msm_windows_per_copy(bits, copies) * (std::size_t{1} << (bits - 1)) + 1;
+  return count * digits < std::numeric_limits<std::uint32_t>::max() &&
          groups < std::numeric_limits<std::uint32_t>::max() / 2;
 }
 
 /// The modelled work of a width: a mixed addition per entry (count * W at most), two additions of
-/// about 1.4 mixed ones per bucket in the weighting, and each window's doublings and additions in
-/// the single-threaded combination, which cost like a few thousand parallel additions.
-double modelled_work(std::size_t count, unsigned bits) {
-  const double windows = msm_window_count(bits);
+/// about 1.4 mixed ones per bucket in the weighting of each of the m windows, and each window's
+/// doublings and additions in the combination, which cost like a few thousand parallel additions.
+double modelled_work(std::size_t count, unsigned bits, unsigned copies) {
+  const double digits = msm_window_count(bits);
+  const double windows = msm_windows_per_copy(bits, copies);
   const double buckets = static_cast<double>(std::size_t{1} << (bits - 1));
-  return static_cast<double>(count) * windows + 2.8 * windows * buckets + 2000.0 * windows;
+  return static_cast<double>(count) * digits + 2.8 * windows * buckets + 2000.0 * windows;
 }
 
 /// The widest window the plan picks by itself. Measured on one H200 (commit 2d09909, uniform
@@ -40,12 +41,14 @@ double modelled_work(std::size_t count, unsigned bits) {
 /// than the model above says.
 constexpr unsigned widest_default_bits = 16;
 
-unsigned choose_bits(std::size_t count) {
+unsigned choose_bits(std::size_t count, unsigned copies) {
   unsigned best = 0;
   double best_work = 0;
-  for (unsigned bits = 2; bits <= widest_default_bits; ++bits) {
-    if (!fits(count, bits)) continue;
-    const double work = modelled_work(count, bits);
+  const unsigned widest = copies != 1 ? msm_max_precomputed_bits : widest_default_bits;
+  for (unsigned bits = 2; bits <= widest; ++bits) {
+    const unsigned f = copies == 0 ? msm_window_count(bits) : copies;
+    if (!fits(count, bits, f) || f > msm_window_count(bits)) continue;
+    const double work = modelled_work(count, bits, f);
     if (best == 0 || work < best_work) {
       best = bits;
       best_work = work;
@@ -59,7 +62,7 @@ std::size_t align_up(std::size_t bytes) { return (bytes + 255) & ~std::size_t{25
 
 }  // namespace
 
-msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits) {
+msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits, unsigned copies) {
   if (count > msm_max_count)
     throw std::invalid_argument("MSM: " + std::to_string(count) + " points, at most " + std::to_string(msm_max_count));
   if (window_bits > msm_max_window_bits)
@@ -68,20 +71,30 @@ msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits) {
   msm_plan plan;
   plan.group = group;
   plan.count = count;
-  plan.window_bits = window_bits == 0 ? choose_bits(count) : window_bits;
-  if (!fits(count, plan.window_bits))
+  plan.window_bits = window_bits == 0 ? choose_bits(count, copies) : window_bits;
+  if (copies == 0) copies = msm_window_count(plan.window_bits);
+  plan.copies = copies;
+  if (count * copies > (std::size_t{1} << 31))
+    throw std::invalid_argument("MSM: " + std::to_string(copies) + " copies of " + std::to_string(count) +
+                                " points exceed 2^31 bases");
+  if (!fits(count, plan.window_bits, copies))
     throw std::invalid_argument("MSM: " + std::to_string(count) + " points in windows of " +
                                 std::to_string(plan.window_bits) + " bits exceed 2^32 entries");
-  plan.windows = msm_window_count(plan.window_bits);
+  plan.digit_windows = msm_window_count(plan.window_bits);
+  if (copies > plan.digit_windows)
+    throw std::invalid_argument("MSM: " + std::to_string(copies) + " copies of the bases for " +
+                                std::to_string(plan.digit_windows) + " windows of " +
+                                std::to_string(plan.window_bits) + " bits");
+  plan.windows = msm_windows_per_copy(plan.window_bits, copies);
   plan.buckets = std::size_t{1} << (plan.window_bits - 1);
   plan.groups = plan.windows * plan.buckets + 1;
-  plan.entries = count * plan.windows;
+  plan.entries = count * plan.digit_windows;
   plan.point_bytes = group == msm_group::g1 ? 192 : 384;
 
   // Level 0 makes sum_g ceil(n_g / chunk) <= entries / chunk + groups sums, and leaves at most
-  // ceil(count / chunk) in any group (a group holds at most one entry per point).
+  // ceil(count * copies / chunk) in any group (a group holds at most one entry per point of a copy).
   std::size_t capacity = ceil_div(plan.entries, entry_chunk) + plan.groups;
-  std::size_t largest = ceil_div(count, entry_chunk);
+  std::size_t largest = ceil_div(count * copies, entry_chunk);
   plan.level_chunk.push_back(entry_chunk);
   plan.level_capacity.push_back(capacity);
   while (largest > 1) {

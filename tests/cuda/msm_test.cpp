@@ -154,25 +154,21 @@ void check_sizes(unsigned max_log, unsigned step_log) {
   }
 }
 
-/// The edge cases on `n` bases, at several window widths.
+/// n bases with repeats, negations and identities among them: bucket sums that double, cancel or
+/// skip.
 template <class Affine>
-void check_edge_cases(std::size_t n, std::initializer_list<unsigned> widths) {
-  REQUIRE(gpu_present());
-  const std::uint64_t seed = fresh_seed();
-  INFO("seed " << seed);
-  std::mt19937_64 gen(seed);
+std::vector<Affine> edge_case_bases(std::size_t n, std::mt19937_64& gen) {
   using curve = typename group_types<Affine>::curve;
   auto points = known_bases<curve>::make(n, gen).points;
-  // Repeats, negations and identities: bucket sums that double, cancel or skip.
   const Affine p = points[0];
   for (std::size_t i = 0; i < n; i += 7) points[i] = p;
   for (std::size_t i = 3; i < n; i += 11) points[i] = -p;
   for (std::size_t i = 5; i < n; i += 13) points[i] = Affine::identity();
-  const std::vector<Affine> same(n, p);
-  const pinned_copy<Affine> pinned(points), pinned_same(same);
-  cuda::msm_context context(0);
-  const cuda::msm_bases<Affine> mixed(pinned.span(), 0), equal(pinned_same.span(), 0);
+  return points;
+}
 
+/// Scalar vectors that break naive kernels: 0, 1, r - 1, all equal, mostly 0 and 1, small values.
+std::vector<std::pair<const char*, std::vector<fr>>> edge_case_scalars(std::size_t n, std::mt19937_64& gen) {
   std::uniform_int_distribution<int> pick(0, 99);
   const fr random_value = fr::random(gen);
   std::vector<std::pair<const char*, std::vector<fr>>> cases;
@@ -190,14 +186,62 @@ void check_edge_cases(std::size_t n, std::initializer_list<unsigned> widths) {
   std::vector<fr> small(n);
   for (auto& s : small) s = fr::from_uint64(static_cast<std::uint64_t>(pick(gen) % 5));
   cases.emplace_back("0..4", small);
+  return cases;
+}
 
+/// The edge cases on `n` bases, at several window widths.
+template <class Affine>
+void check_edge_cases(std::size_t n, std::initializer_list<unsigned> widths) {
+  REQUIRE(gpu_present());
+  const std::uint64_t seed = fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937_64 gen(seed);
+  const auto points = edge_case_bases<Affine>(n, gen);
+  const std::vector<Affine> same(n, points[0]);
+  const pinned_copy<Affine> pinned(points), pinned_same(same);
+  cuda::msm_context context(0);
+  const cuda::msm_bases<Affine> mixed(pinned.span(), 0), equal(pinned_same.span(), 0);
+  const auto cases = edge_case_scalars(n, gen);
   for (const unsigned bits : widths) {
     for (const auto& [name, scalars] : cases) {
       INFO("scalars " << name << ", window " << bits << " bits");
-      const bool host = pick(gen) % 2 == 0;
+      const bool host = gen() % 2 == 0;
       CHECK(gpu_msm(context, mixed, scalars, host, bits) == cpu_msm(points, scalars));
       CHECK(gpu_msm(context, equal, scalars, host, bits) == cpu_msm(same, scalars));
     }
+  }
+}
+
+/// Bases with shifted copies (msm_precompute): every edge case over each configuration, at the
+/// full count and a shorter one (a run may read fewer points than the bases hold).
+template <class Affine>
+void check_precomputed(std::size_t n, std::initializer_list<cuda::msm_precompute> configs) {
+  REQUIRE(gpu_present());
+  const std::uint64_t seed = fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937_64 gen(seed);
+  const auto points = edge_case_bases<Affine>(n, gen);
+  const pinned_copy<Affine> pinned(points);
+  cuda::msm_context context(0);
+  const auto cases = edge_case_scalars(n, gen);
+  for (const cuda::msm_precompute& config : configs) {
+    const cuda::msm_bases<Affine> bases(pinned.span(), 0, config);
+    INFO("copies " << config.copies << " for " << config.window_bits << " bits: " << bases.copies() << " copies of "
+                   << bases.window_bits() << " bits");
+    CHECK(bases.copies() > 1);
+    CHECK(bases.bytes() == bases.copies() * n * 2 * sizeof(typename Affine::field));
+    for (const auto& [name, scalars] : cases) {
+      INFO("scalars " << name);
+      CHECK(gpu_msm(context, bases, scalars, gen() % 2 == 0) == cpu_msm(points, scalars));
+      const std::vector<fr> fewer(scalars.begin(), scalars.begin() + static_cast<std::ptrdiff_t>(n / 3));
+      CHECK(gpu_msm(context, bases, fewer, false, bases.window_bits()) == cpu_msm(points, fewer));
+    }
+    // Another width than the copies were made for is refused.
+    const device_scalars some(cases[0].second);
+    pinned_copy<typename group_types<Affine>::xyzz> result(std::vector<typename group_types<Affine>::xyzz>(1));
+    const cuda::msm_gpu_options other{bases.window_bits() + 1};
+    CHECK_THROWS_AS(cuda::msm_async(context, bases, some.data(), n, result.data(), nullptr, other),
+                    std::invalid_argument);
   }
 }
 
@@ -265,6 +309,39 @@ TEST_CASE("the MSM plan's levels bring every group to one sum within its buffers
   CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, std::size_t{1} << 26, 1), std::invalid_argument);
 }
 
+TEST_CASE("the MSM plan over shifted copies of the bases weights only the windows of one copy", "[cuda][msm][cpu]") {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 20, std::size_t{1} << 24}) {
+    INFO("n = " << n);
+    // One copy a window: every digit adds into the buckets of one window.
+    const cuda::msm_plan full = cuda::plan_msm(msm_group::g1, n, 22, 0);
+    CHECK(full.copies == 12);
+    CHECK(full.digit_windows == 12);
+    CHECK(full.windows == 1);
+    CHECK(full.groups == (std::size_t{1} << 21) + 1);
+    CHECK(full.entries == n * 12);
+    // Four copies of 16-bit windows: 16 digits, 4 windows a copy.
+    const cuda::msm_plan four = cuda::plan_msm(msm_group::g2, n, 16, 4);
+    CHECK(four.windows == 4);
+    CHECK(four.groups == 4 * four.buckets + 1);
+    CHECK(four.entries == n * 16);
+    // A group takes up to one entry per point of each copy: the levels still bring it to one sum.
+    for (const cuda::msm_plan* plan : {&full, &four}) {
+      std::size_t largest = n * plan->copies;
+      for (const auto chunk : plan->level_chunk) largest = (largest + chunk - 1) / chunk;
+      CHECK(largest <= 1);
+    }
+    // The width chosen for copies is at most the precomputed limit, and wider than without.
+    const cuda::msm_plan chosen = cuda::plan_msm(msm_group::g1, n, 0, 0);
+    CHECK(chosen.window_bits <= cuda::msm_max_precomputed_bits);
+    CHECK(chosen.copies == chosen.digit_windows);
+  }
+  CHECK(cuda::plan_msm(msm_group::g1, std::size_t{1} << 24, 0, 0).window_bits >
+        cuda::plan_msm(msm_group::g1, std::size_t{1} << 24).window_bits);
+  // More copies than windows, and more bases than an entry can index.
+  CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, 1000, 22, 13), std::invalid_argument);
+  CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, std::size_t{1} << 28, 22, 12), std::invalid_argument);
+}
+
 TEST_CASE("the G1 MSM on the GPU equals the CPU's at 2^1..2^20 points and beside powers of two", "[cuda][msm][gpu]") {
   check_sizes<field::g1_affine>(20, 1);
 }
@@ -281,6 +358,12 @@ TEST_CASE("the G1 MSM on the GPU handles equal, negated and identity bases and s
 TEST_CASE("the G2 MSM on the GPU handles equal, negated and identity bases and scalars 0, 1, r - 1 and all equal",
           "[cuda][msm][gpu]") {
   check_edge_cases<field::g2_affine>(1501, {3u, 0u, 13u});
+}
+
+TEST_CASE("MSMs over shifted copies of the bases equal the CPU's in G1 and G2, edge cases included",
+          "[cuda][msm][gpu]") {
+  check_precomputed<field::g1_affine>(3001, {{22, 0}, {9, 0}, {10, 3}, {4, 2}, {0, 0}});
+  check_precomputed<field::g2_affine>(1501, {{13, 0}, {8, 5}});
 }
 
 TEST_CASE("bases uploaded from pageable memory equal those uploaded from page-locked memory", "[cuda][msm][gpu]") {
@@ -324,7 +407,7 @@ TEST_CASE("a GPU MSM of no points is the identity, and misplaced inputs are refu
 namespace {
 
 template <class Affine, class Windows>
-void check_windows(std::size_t max_n) {
+void check_windows(std::size_t max_n, const cuda::msm_precompute& precompute = {}) {
   REQUIRE(gpu_present());
   const std::uint64_t seed = fresh_seed();
   INFO("seed " << seed);
@@ -332,7 +415,7 @@ void check_windows(std::size_t max_n) {
   const auto bases = known_bases<typename group_types<Affine>::curve>::make(max_n, gen);
   const pinned_copy<Affine> pinned(bases.points);
   cuda::msm_context context(0);
-  const cuda::msm_bases<Affine> on_device(pinned.span(), 0);
+  const cuda::msm_bases<Affine> on_device(pinned.span(), 0, precompute);
   pinned_copy<Windows> out(std::vector<Windows>(1));
   cudaStream_t stream = nullptr;
   REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
@@ -353,6 +436,9 @@ void check_windows(std::size_t max_n) {
 TEST_CASE("window sums combined on the host equal the CPU MSM in G1 and G2", "[cuda][msm][gpu]") {
   check_windows<field::g1_affine, cuda::msm_window_sums_g1>(std::size_t{1} << 16);
   check_windows<field::g2_affine, cuda::msm_window_sums_g2>(std::size_t{1} << 14);
+  // Over copies: the windows of one copy (three of 12 bits for 22 digits and 8 copies; one for 0).
+  check_windows<field::g1_affine, cuda::msm_window_sums_g1>(std::size_t{1} << 14, {12, 8});
+  check_windows<field::g2_affine, cuda::msm_window_sums_g2>(std::size_t{1} << 12, {14, 0});
 }
 
 namespace {
@@ -361,7 +447,7 @@ namespace {
 /// known, so the expected sum is [sum_i k_i s_i]G, one scalar multiplication (the MSM's result is
 /// still compared in affine form, and a wrong bucket or window anywhere changes it).
 template <class Affine>
-void check_large(unsigned min_log, unsigned max_log) {
+void check_large(unsigned min_log, unsigned max_log, const cuda::msm_precompute& precompute = {}) {
   REQUIRE(gpu_present());
   const std::uint64_t seed = fresh_seed();
   INFO("seed " << seed);
@@ -370,7 +456,7 @@ void check_large(unsigned min_log, unsigned max_log) {
   const std::size_t largest = std::size_t{1} << max_log;
   const auto bases = known_bases<curve>::make(largest, gen);
   cuda::msm_context context(0);
-  const cuda::msm_bases<Affine> on_device(std::span<const Affine>(bases.points), 0);
+  const cuda::msm_bases<Affine> on_device(std::span<const Affine>(bases.points), 0, precompute);
   const auto g = field::testing::jacobian_of<curve>::generator();
   for (unsigned log_n = min_log; log_n <= max_log; ++log_n) {
     const std::size_t n = std::size_t{1} << log_n;
@@ -388,4 +474,7 @@ void check_large(unsigned min_log, unsigned max_log) {
 TEST_CASE("the G1 and G2 MSMs on the GPU are right at 2^22..2^24 points", "[cuda][msm][gpu][large]") {
   check_large<field::g1_affine>(22, 24);
   check_large<field::g2_affine>(24, 24);
+  // The configurations bench_msm measures over copies (one a window).
+  check_large<field::g1_affine>(24, 24, {22, 0});
+  check_large<field::g2_affine>(24, 24, {20, 0});
 }

@@ -48,22 +48,23 @@ TEST_CASE("the depth formula is slots x ((1 + CPU time / device time) x margin +
   CHECK(depth_controller::wanted(1, 5.0, 0.0, 0.0) > 1000);
 }
 
-TEST_CASE("the CPU limit is twice the synthesis threads a device plus two partitions a slot", "[engine][depth][cpu]") {
-  CHECK(depth_controller::cpu_limit({1, 2, 16, 100}) == 36);
-  CHECK(depth_controller::cpu_limit({4, 2, 16, 100}) == 12);
-  CHECK(depth_controller::cpu_limit({3, 1, 16, 100}) == 14);  // 16 / 3 rounded up, twice, + 2
+TEST_CASE("the CPU limit is three times the synthesis threads a device plus two partitions a slot",
+          "[engine][depth][cpu]") {
+  CHECK(depth_controller::cpu_limit({1, 2, 16, 100}) == 52);
+  CHECK(depth_controller::cpu_limit({4, 2, 16, 100}) == 16);
+  CHECK(depth_controller::cpu_limit({3, 1, 16, 100}) == 20);  // 16 / 3 rounded up, three times, + 2
 }
 
 TEST_CASE("the depth starts at the top of its range", "[engine][depth][cpu]") {
-  // The CPU's limit: 2 x 16 threads + 2 x 2 slots = 36, under the plan's 64.
+  // The CPU's limit: 3 x 16 threads + 2 x 2 slots = 52, under the plan's 64.
   depth_controller c({1, 2, 16, 64});
-  CHECK(c.depth() == 36);
+  CHECK(c.depth() == 52);
   CHECK_FALSE(c.figures().measured);
   // The plan's limit when it is lower.
   CHECK(depth_controller({1, 2, 16, 3}).depth() == 3);
-  // 1 thread, 1 slot: 2 + 2.
-  CHECK(depth_controller({1, 1, 1, 64}).depth() == 4);
-  CHECK(depth_controller({1, 2, 1, 64}).depth() == 6);
+  // 1 thread, 1 slot: 3 + 2.
+  CHECK(depth_controller({1, 1, 1, 64}).depth() == 5);
+  CHECK(depth_controller({1, 2, 1, 64}).depth() == 7);
   CHECK_THROWS_AS(depth_controller({0, 1, 1, 1}), std::invalid_argument);
   CHECK_THROWS_AS(depth_controller({1, 1, 1, 0}), std::invalid_argument);
 }
@@ -71,7 +72,7 @@ TEST_CASE("the depth starts at the top of its range", "[engine][depth][cpu]") {
 TEST_CASE("the depth waits for a device's worth of samples before it moves", "[engine][depth][cpu]") {
   depth_controller c({1, 4, 64, 1000});
   const std::size_t start = c.depth();
-  CHECK(start == 136);  // 2 x 64 + 2 x 4
+  CHECK(start == 200);  // 3 x 64 + 2 x 4
   for (int i = 0; i < 3; ++i) CHECK_FALSE(c.record(sample(90, 10)).has_value());
   CHECK(c.depth() == start);
   const auto changed = c.record(sample(90, 10));
@@ -84,7 +85,7 @@ TEST_CASE("the depth waits for a device's worth of samples before it moves", "[e
 TEST_CASE("the depth follows stage times up and down within the limits", "[engine][depth][cpu]") {
   const depth_limits limits{1, 2, 16, 14};
   depth_controller c(limits);
-  const std::size_t upper = 14;  // min(cpu 36, plan 14)
+  const std::size_t upper = 14;  // min(cpu 52, plan 14)
 
   CHECK(c.depth() == upper);
   // Synthesis as fast as the device: wants 2 x (2 x 1.25 + 1) = 7; it comes down at once.
@@ -121,8 +122,8 @@ TEST_CASE("the depth falls only by two or an eighth of it", "[engine][depth][cpu
   CHECK(depth_controller::least_fall(16) == 2);
   CHECK(depth_controller::least_fall(24) == 3);
   CHECK(depth_controller::least_fall(38) == 4);
-  // 16 threads, 3 slots: it starts at the CPU's limit, 2 x 16 + 2 x 3 = 38.
-  depth_controller c({1, 3, 16, 1000});
+  // 16 threads, 3 slots, held at 38 by the plan (the CPU's limit is 3 x 16 + 2 x 3 = 54).
+  depth_controller c({1, 3, 16, 38});
   REQUIRE(c.depth() == 38);
   // Synthesis 8 x the device asks for 3 x (9 x 1.25 + 1) = 36.75 -> 37: one fewer is not enough.
   CHECK(feed(c, sample(80, 10), 20, 38).empty());
@@ -141,11 +142,11 @@ TEST_CASE("the depth falls only by two or an eighth of it", "[engine][depth][cpu
 }
 
 TEST_CASE("the CPU limit caps a CPU-bound workload", "[engine][depth][cpu]") {
-  // 4 threads, one device of 2 slots: synthesis 50 x the device wants 130; the CPU can use 8 + 4.
+  // 4 threads, one device of 2 slots: synthesis 50 x the device wants 130; the CPU can use 12 + 4.
   depth_controller c({1, 2, 4, 1000});
-  feed(c, sample(500, 10), 20, 12);
-  CHECK(c.depth() == 12);
-  CHECK(c.figures().cpu_limit == 12);
+  feed(c, sample(500, 10), 20, 16);
+  CHECK(c.depth() == 16);
+  CHECK(c.figures().cpu_limit == 16);
 }
 
 TEST_CASE("a constraint-cache build is not taken for a partition's synthesis", "[engine][depth][cpu]") {

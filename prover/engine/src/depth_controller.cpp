@@ -29,7 +29,7 @@ depth_controller::depth_controller(depth_limits limits) : limits_(limits) {
 
 std::size_t depth_controller::cpu_limit(const depth_limits& limits) noexcept {
   const std::size_t devices = std::max<std::size_t>(limits.devices, 1);
-  return 2 * ((limits.synthesis_threads + devices - 1) / devices) + 2 * limits.slots_per_device;
+  return 3 * ((limits.synthesis_threads + devices - 1) / devices) + 2 * limits.slots_per_device;
 }
 
 std::size_t depth_controller::wanted(std::size_t slots, double synthesis_ms, double device_ms,

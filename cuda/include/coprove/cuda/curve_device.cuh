@@ -29,6 +29,7 @@ struct field_ops<fq_device> {
   static __device__ __forceinline__ fq_device neg(const fq_device& a) { return fq_neg(a); }
   static __device__ __forceinline__ fq_device mul(const fq_device& a, const fq_device& b) { return fq_mul(a, b); }
   static __device__ __forceinline__ fq_device sqr(const fq_device& a) { return fq_sqr(a); }
+  static __device__ __forceinline__ fq_device inv(const fq_device& a) { return fq_inv(a); }
 };
 
 template <>
@@ -42,6 +43,7 @@ struct field_ops<fq2_device> {
   static __device__ __forceinline__ fq2_device neg(const fq2_device& a) { return fq2_neg(a); }
   static __device__ __forceinline__ fq2_device mul(const fq2_device& a, const fq2_device& b) { return fq2_mul(a, b); }
   static __device__ __forceinline__ fq2_device sqr(const fq2_device& a) { return fq2_sqr(a); }
+  static __device__ __forceinline__ fq2_device inv(const fq2_device& a) { return fq2_inv(a); }
 };
 
 /// An affine point; x = y = 0 is the identity.

@@ -293,6 +293,22 @@ __device__ __forceinline__ fq_device fq_mul(const fq_device& a, const fq_device&
 
 __device__ __forceinline__ fq_device fq_sqr(const fq_device& a) { return fq_mul(a, a); }
 
+namespace fq_detail {
+// p - 2, the exponent of Fermat's inverse (p's low word is 0xffffaaab: no borrow past it).
+static __constant__ std::uint32_t p_minus_2[12] = {p0 - 2, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11};
+}  // namespace fq_detail
+
+/// 1 / a = a^(p - 2) (0 for 0): 380 squarings and a product per set bit, left to right. For work
+/// that is done once (the precomputed bases), not on a hot path.
+__device__ __noinline__ inline fq_device fq_inv(const fq_device& a) {
+  fq_device r = fq_one();
+  for (int bit = 380; bit >= 0; --bit) {
+    r = fq_sqr(r);
+    if ((fq_detail::p_minus_2[bit / 32] >> (bit % 32)) & 1u) r = fq_mul(r, a);
+  }
+  return r;
+}
+
 // Fq2 = Fq[u] / (u^2 + 1).
 
 __device__ __forceinline__ fq2_device fq2_zero() { return {fq_zero(), fq_zero()}; }
@@ -316,6 +332,11 @@ __device__ __forceinline__ fq2_device fq2_mul(const fq2_device& a, const fq2_dev
 /// (c0 + c1)(c0 - c1) + 2 c0 c1 u: two products.
 __device__ __forceinline__ fq2_device fq2_sqr(const fq2_device& a) {
   return {fq_mul(fq_add(a.c0, a.c1), fq_sub(a.c0, a.c1)), fq_mul(fq_dbl(a.c0), a.c1)};
+}
+/// 1 / (c0 + c1 u) = (c0 - c1 u) / (c0^2 + c1^2) (0 for 0).
+__device__ __forceinline__ fq2_device fq2_inv(const fq2_device& a) {
+  const fq_device t = fq_inv(fq_add(fq_sqr(a.c0), fq_sqr(a.c1)));
+  return {fq_mul(a.c0, t), fq_neg(fq_mul(a.c1, t))};
 }
 
 }  // namespace coprove::cuda

@@ -47,6 +47,16 @@ class msm_context {
   cudaMemPool_t pool_ = nullptr;
 };
 
+/// Shifted copies of the bases made on the device after the upload (msm_plan.hpp, "Precomputed
+/// bases"): fewer windows to weight and combine, and room for wider windows, for `copies` times the
+/// bases' device memory.
+struct msm_precompute {
+  /// c, the width every MSM over these bases uses; 0: the plan's choice for the count and copies.
+  unsigned window_bits = 0;
+  /// f: 1 for none; 0 for one a window (the whole scalar adds into one window's buckets).
+  unsigned copies = 1;
+};
+
 /// Affine bases resident on one device, in the device layout (x, y; the identity as (0, 0)).
 template <class Affine>
 class msm_bases {
@@ -54,26 +64,36 @@ class msm_bases {
   /// Uploads `points` to `device` and waits for the copy (blocking; restores the caller's current
   /// device). They are copied as they are in chunks, and reformatted on the device: straight from
   /// page-locked host memory, or from pageable memory through a small page-locked staging area
-  /// (two chunks; the host's copy into one overlaps the transfer of the other).
-  msm_bases(std::span<const Affine> points, int device);
+  /// (two chunks; the host's copy into one overlaps the transfer of the other). With `precompute`
+  /// the shifted copies are then made on the device (doublings, one inversion a point). Throws
+  /// std::invalid_argument for copies the plan refuses (plan_msm), cuda_error on failure.
+  msm_bases(std::span<const Affine> points, int device, const msm_precompute& precompute = {});
   ~msm_bases();
   msm_bases(msm_bases&& other) noexcept;
   msm_bases& operator=(msm_bases&& other) noexcept;
   msm_bases(const msm_bases&) = delete;
   msm_bases& operator=(const msm_bases&) = delete;
 
+  /// Points (of one copy).
   std::size_t size() const noexcept { return count_; }
   int device() const noexcept { return device_; }
   const void* data() const noexcept { return data_; }
-  /// Device memory the bases take (96 bytes a point in G1, 192 in G2).
+  /// Copies held (1: the points alone); copy j starts size() points after copy j - 1.
+  unsigned copies() const noexcept { return copies_; }
+  /// The window width the copies were made for (0 without copies).
+  unsigned window_bits() const noexcept { return window_bits_; }
+  /// Device memory the bases take (96 bytes a point and copy in G1, 192 in G2).
   std::size_t bytes() const noexcept;
 
  private:
   void release() noexcept;
+  void make_copies();
 
   void* data_ = nullptr;
   std::size_t count_ = 0;
   int device_ = 0;
+  unsigned copies_ = 1;
+  unsigned window_bits_ = 0;
 };
 
 using msm_bases_g1 = msm_bases<field::g1_affine>;
@@ -90,7 +110,8 @@ struct msm_phase_events {
 
 /// Tuning knobs.
 struct msm_gpu_options {
-  /// Window width in bits (1..msm_max_window_bits); 0: the plan's choice for the size.
+  /// Window width in bits (1..msm_max_window_bits); 0: the plan's choice for the size. Bases with
+  /// copies fix it (another width is refused).
   unsigned window_bits = 0;
   /// When set, the run records these events (all four must be valid events of the device).
   const msm_phase_events* phases = nullptr;

@@ -14,6 +14,13 @@
 // that a group of any size (all scalars equal, all scalars one) spreads over many threads. Each
 // window's buckets are then weighted (sum of (k + 1) B_k) in segments, the segment sums reduced the
 // same way, and the windows combined by Horner's rule with c doublings per window.
+//
+// Precomputed bases (msm_precompute): the bases may hold f copies of every point, copy j being
+// [2^(j c m)]P with m = ceil(W / f) windows a copy. Window w = j m + v of a scalar then adds its
+// digit's base from copy j into window v's buckets, so only m windows are weighted and combined,
+// however many digits a scalar has; with f = W (m = 1) every digit shares one set of buckets and
+// there is no combination at all. The additions per point stay one per nonzero digit, so what
+// copies buy is room for wider windows (fewer digits) at the price of f times the bases' memory.
 #pragma once
 
 #include <coprove/field/scalar.hpp>
@@ -60,6 +67,11 @@ COPROVE_MSM_HD int msm_signed_digit(const std::uint32_t* scalar, unsigned window
 /// The windows of c-bit signed digits a 255-bit scalar needs: the least W with W c >= 256.
 constexpr unsigned msm_window_count(unsigned bits) noexcept { return (256 + bits - 1) / bits; }
 
+/// The windows of the combination when the bases hold `copies` copies: ceil(W / copies).
+constexpr unsigned msm_windows_per_copy(unsigned bits, unsigned copies) noexcept {
+  return (msm_window_count(bits) + copies - 1) / copies;
+}
+
 /// Which group of points an MSM runs over (the plan's sizes depend on it).
 enum class msm_group { g1, g2 };
 
@@ -68,9 +80,11 @@ struct msm_plan {
   msm_group group = msm_group::g1;
   std::size_t count = 0;          ///< points
   unsigned window_bits = 0;       ///< c
-  unsigned windows = 0;           ///< W
+  unsigned digit_windows = 0;     ///< W: the signed digits of a scalar
+  unsigned copies = 1;            ///< f: copies of the bases the run reads (1: none precomputed)
+  unsigned windows = 0;           ///< m = ceil(W / f): the windows weighted and combined
   std::size_t buckets = 0;        ///< per window, 2^(c-1)
-  std::size_t groups = 0;         ///< W * 2^(c-1) buckets plus the ones group (the last)
+  std::size_t groups = 0;         ///< m * 2^(c-1) buckets plus the ones group (the last)
   std::size_t entries = 0;        ///< capacity of the entry array: count * W
   /// The reduction levels of the bucket sums: level 0 adds the affine entries, each later level
   /// adds the previous level's sums; after the last, every group holds at most one sum.
@@ -86,11 +100,17 @@ struct msm_plan {
   std::size_t workspace_bytes = 0;
 };
 
-/// The plan for `count` points; window_bits 0 picks the width up to 16 bits (wider ones measured
-/// slower on an H200 at every size) that minimises the modelled work
-/// (one mixed addition per entry against two additions per bucket). Throws std::invalid_argument
-/// for window_bits above msm_max_window_bits or count above msm_max_count.
-msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits = 0);
+/// The plan for `count` points over bases of `copies` copies (0: one a window, whatever the width
+/// chosen); window_bits 0 picks the width that
+/// minimises the modelled work (one mixed addition per entry against two additions per bucket),
+/// up to 16 bits without copies (wider ones measured slower on an H200 at every size) and up to
+/// msm_max_precomputed_bits with them. Throws std::invalid_argument for window_bits above
+/// msm_max_window_bits, count above msm_max_count, copies more than the digits' windows,
+/// or copies x count points beyond an entry's 31-bit index.
+msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits = 0, unsigned copies = 1);
+
+/// The widest window the plan picks by itself over precomputed copies.
+inline constexpr unsigned msm_max_precomputed_bits = 22;
 
 /// The signed digits of a canonical scalar, window 0 first (the host twin of msm_signed_digit, for
 /// tests): sum_w digits[w] 2^(c w) equals the scalar.

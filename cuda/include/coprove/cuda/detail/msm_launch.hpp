@@ -19,16 +19,25 @@ namespace coprove::cuda::detail {
 void msm_repack_bases(msm_group group, const void* src, std::size_t stride, std::size_t flag_offset, void* dst,
                       std::size_t count, cudaStream_t stream);
 
-/// Converts the scalars (field::fr, Montgomery form, on the device or mapped pinned memory) to
-/// canonical form into `canonical` (8 words each) and adds each nonzero digit's group, and each
-/// scalar 1 to the ones group, into `histogram` (zeroed by the caller).
-void msm_count_entries(const void* scalars, std::uint32_t* canonical, std::size_t count, unsigned bits,
-                       unsigned windows, std::uint32_t* histogram, cudaStream_t stream);
+/// Writes copies 1..copies-1 of the device-layout bases [begin, begin + n) (copy 0 at bases, copy j
+/// at j * stride points on): copy j = [2^(j shift)] copy 0, in affine form. scratch and products:
+/// device memory for (copies - 1) * n XYZZ points and (copies - 1) * n coordinates.
+void msm_shift_copies(msm_group group, void* bases, std::size_t stride, std::size_t begin, std::size_t n,
+                      unsigned copies, unsigned shift, void* scratch, void* products, cudaStream_t stream);
 
-/// Writes each entry (point index, sign in bit 31) at its group's cursor (the groups' start
-/// offsets on entry; advanced as entries are placed).
+/// Converts the scalars (field::fr, Montgomery form, on the device or mapped pinned memory) to
+/// canonical form into `canonical` (8 words each) and adds each nonzero digit of the `windows`
+/// digits a scalar has into its group (windows of `per_copy` per copy of the bases: msm_plan.hpp),
+/// and each scalar 1 to the ones group, into `histogram` (zeroed by the caller).
+void msm_count_entries(const void* scalars, std::uint32_t* canonical, std::size_t count, unsigned bits,
+                       unsigned windows, unsigned per_copy, std::uint32_t* histogram, cudaStream_t stream);
+
+/// Writes each entry (index of its point in its copy of the bases, `stride` points a copy; sign
+/// in bit 31) at its group's cursor (the groups' start offsets on entry; advanced as entries are
+/// placed).
 void msm_place_entries(const std::uint32_t* canonical, std::size_t count, unsigned bits, unsigned windows,
-                       std::uint32_t* cursor, std::uint32_t* entries, cudaStream_t stream);
+                       unsigned per_copy, std::size_t stride, std::uint32_t* cursor, std::uint32_t* entries,
+                       cudaStream_t stream);
 
 /// Scratch bytes of msm_exclusive_scan over `items` values.
 std::size_t msm_scan_scratch_bytes(std::size_t items);

@@ -6,9 +6,10 @@
 // the last term one partition ready behind each slot, so that a slot whose task ends starts the
 // next at once (measured on an H200: a depth that covers the formula without it runs 2-3% below
 // the best fixed depth, with the device busy all the time). It is bounded by what the CPU can use
-// (twice the synthesis threads, since a partition also waits for its buffers, its copies and its
-// proof while holding its permit, plus two partitions a slot: at the threads alone a
-// synthesis-bound run measured 0.75x of a deeper one) and by the memory plan. It starts at the top
+// (three times the synthesis threads, since a partition also waits for its buffers, its copies and
+// its proof while holding its permit, plus two partitions a slot: at the threads alone a
+// synthesis-bound run measured 0.75x of a deeper one, and at twice them, 38 on a 16-core H200
+// host, 0.937x of depth 40 at 2^22) and by the memory plan. It starts at the top
 // of that range, since the memory plan and the warm pinned pool are sized for it already: the
 // devices are fed from the first admission, where a low start measured on an H200 left the first
 // seconds of a run below the best fixed depth while it climbed (0.63x over a 1.4 s window). Once a
@@ -47,7 +48,7 @@ struct depth_figures {
   double synthesis_ms = 0, device_ms = 0, after_device_ms = 0;  ///< smoothed means; 0 before any sample
   std::uint64_t samples = 0;
   std::size_t wanted = 0;     ///< per device, what the formula asks before the limits
-  std::size_t cpu_limit = 0;  ///< per device: 2 x synthesis threads / devices + 2 x slots
+  std::size_t cpu_limit = 0;  ///< per device: 3 x synthesis threads / devices + 2 x slots
   std::size_t plan_limit = 0;
   std::size_t depth = 0;  ///< per device, now
   bool measured = false;  ///< false while the depth is still the one it started at
@@ -64,7 +65,7 @@ class depth_controller {
   /// Throws std::invalid_argument when devices, slots, threads or the plan's limit is 0.
   explicit depth_controller(depth_limits limits);
 
-  /// The most partitions in flight per device the CPU can keep busy: twice the synthesis threads
+  /// The most partitions in flight per device the CPU can keep busy: three times the synthesis threads
   /// (threads / devices, rounded up), plus, per worker slot, one on the device and one ready.
   static std::size_t cpu_limit(const depth_limits& limits) noexcept;
   /// ceil(slots x ((1 + (synthesis + after) / device) x margin + 1)), at least slots.
