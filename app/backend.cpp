@@ -44,7 +44,8 @@ namespace {
 std::unique_ptr<engine::compute_backend> make_cuda(const app::app_config& config) {
 #ifdef COPROVE_HAVE_CUDA
   try {
-    return cuda::make_cuda_backend(config.devices, config.slots_per_device, config.bridge);
+    return cuda::make_cuda_backend(config.devices, config.slots_per_device, config.bridge, 0, config.msm_copies,
+                                   config.msm_window_bits);
   } catch (const std::exception& e) {
     throw usage_error(std::string("cannot use the CUDA backend: ") + e.what());
   }
@@ -85,6 +86,10 @@ std::unique_ptr<engine::compute_backend> make_backend(const app::app_config& con
                              "; pass --backend host to choose it explicitly");
       [[fallthrough]];
     case backend_choice::host:
+      if (config.msm_copies > 1 || config.msm_window_bits != 0)
+        runtime::warn_once("backend.host.msm_copies", "app",
+                           "msm_copies and msm_window_bits shape the CUDA backend's MSMs; the CPU backend keeps "
+                           "one copy of each proving key and chooses its own windows");
       return engine::make_host_backend(config.host_devices, config.slots_per_device, config.host_threads);
   }
   throw usage_error("unknown backend");

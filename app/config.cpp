@@ -261,6 +261,20 @@ const std::vector<binding>& bindings() {
          c.bridge = name;
        },
        [](const app_config& c) { return json::value(c.bridge); }},
+      {{"msm_copies", "msm-copies", k::unsigned_integer, "1 (none)",
+        "Shifted copies of each proving key's points the CUDA backend keeps on the device for the proof's MSMs "
+        "(copy j is [2^(j c m)]P, made on the device when the key is uploaded): a scalar's digits of windows "
+        "beyond the first m add into the first m windows' buckets, so fewer windows are weighted and the windows "
+        "can be wider (fewer additions). Costs that many times the key's device memory, which the device memory "
+        "plan charges (it refuses to start when the keys do not fit). 1..12; the CPU backend has no use for it "
+        "and says so at warning."},
+       [](app_config& c, const json::value& v) { c.msm_copies = as_unsigned(v, "msm_copies", 1, 12); },
+       [](const app_config& c) { return json::value(c.msm_copies); }},
+      {{"msm_window_bits", "msm-window-bits", k::unsigned_integer, "0 (the plan's)",
+        "The window width the copies of msm_copies are made for: 0 lets the MSM plan choose per query size "
+        "(up to 22 bits with copies). Only with msm_copies above 1."},
+       [](app_config& c, const json::value& v) { c.msm_window_bits = as_unsigned(v, "msm_window_bits", 0, 24); },
+       [](const app_config& c) { return json::value(c.msm_window_bits); }},
       {{"host_threads", "host-threads", k::unsigned_integer, "0 (one per slot)",
         "Worker threads of the CPU backend."},
        [](app_config& c, const json::value& v) { c.host_threads = as_unsigned(v, "host_threads", 0, 1024); },

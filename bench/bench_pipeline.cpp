@@ -61,6 +61,7 @@ struct options {
   std::size_t partitions = 8;
   std::size_t devices = 1;  // host backend: simulated devices; CUDA: the first N GPUs (0 = all)
   std::size_t slots = 3;
+  unsigned msm_copies = 1;  ///< copies of each key's points on the device (--msm-copies, --h200 only)
   std::size_t synthesis_threads = 0;
   std::size_t depth = 0;  // per device; 0: measured (the engine's default)
   std::vector<std::size_t> depths;  // --depths: semaphore runs, one per depth (0: measured)
@@ -82,7 +83,7 @@ void usage() {
                "                      [--slots N] [--depth N] [--synthesis-threads N] [--budget-gib N] [--circuit NAME]\n"
                "                      [--policies semaphore,poll,unbounded] [--depths measured,N,...] [--rounds N]\n"
                "                      [--synthesis circuit|replay|replay-assignment]\n"
-               "                      [--spmv backend|host] [--proofs]\n"
+               "                      [--spmv backend|host] [--proofs] [--msm-copies N]\n"
                "                      [--trace PREFIX] [--json PATH]\n"
                "  default: host backend, 2^13 constraints, 8 partitions x 3 jobs per policy\n"
                "  --h200:  CUDA backend, 2^24 constraints, 16 partitions x 4 jobs per policy\n"
@@ -96,6 +97,8 @@ void usage() {
                "  --depths measured,8,16: the semaphore policy once per depth instead of the policies\n"
                "              (measured: no depth given, the engine measures it); reports the measured\n"
                "              depth's steady throughput against the best fixed depth, and its steady busy\n"
+               "  --msm-copies N: with --h200 --proofs, N shifted copies of each key's points on the device\n"
+               "              (make_cuda_backend's msm_copies; the MSM plan chooses the windows)\n"
                "  --spmv host: the synthesis threads evaluate A w, B w, C w and a, b, c are copied\n"
                "              (default backend: only the assignment is copied, the device evaluates them)\n"
                "  --proofs:   every partition ends with a Groth16 proof (MSMs on the backend), with a key from\n"
@@ -148,6 +151,8 @@ options parse(int argc, char** argv) {
       o.devices = parse_count(a, value());
     } else if (a == "--slots") {
       o.slots = parse_count(a, value());
+    } else if (a == "--msm-copies") {
+      o.msm_copies = static_cast<unsigned>(parse_count(a, value()));
     } else if (a == "--depth") {
       o.depth = parse_count(a, value());
     } else if (a == "--synthesis-threads") {
@@ -199,6 +204,7 @@ options parse(int argc, char** argv) {
   if (o.jobs == 0) throw std::invalid_argument("--jobs: must be at least 1");
   if (o.partitions == 0) throw std::invalid_argument("--partitions: must be at least 1");
   if (!o.h200 && o.devices == 0) throw std::invalid_argument("--devices: must be at least 1 for the host backend");
+  if (!o.h200 && o.msm_copies != 1) throw std::invalid_argument("--msm-copies: the CUDA backend's (--h200)");
   if (o.policies.empty()) throw std::invalid_argument("--policies: name at least one policy");
   if (o.rounds == 0) throw std::invalid_argument("--rounds: must be at least 1");
   return o;
@@ -209,7 +215,7 @@ std::unique_ptr<compute_backend> make_backend(const options& o) {
 #ifdef COPROVE_HAVE_CUDA
   std::vector<int> devices;
   for (std::size_t d = 0; d < o.devices; ++d) devices.push_back(static_cast<int>(d));
-  return cuda::make_cuda_backend(devices, o.slots);
+  return cuda::make_cuda_backend(devices, o.slots, {}, 0, o.msm_copies);
 #else
   throw std::runtime_error("--h200 needs the CUDA backend, and this build has none (COPROVE_WITH_CUDA=OFF)");
 #endif

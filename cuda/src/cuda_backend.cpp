@@ -261,13 +261,15 @@ struct device_key {
   std::string circuit_id;
   std::size_t bytes = 0;
   int device = 0;
+  msm_precompute precompute;  // the copies of each query's points (msm.hpp)
   msm_bases_g1 a, b_g1, l, h;
   msm_bases_g2 b_g2;
 
-  device_key(const groth16::proving_key& k, std::string circuit, int dev)
+  device_key(const groth16::proving_key& k, std::string circuit, int dev, const msm_precompute& copies)
       : circuit_id(std::move(circuit)),
-        bytes(engine::device_key_bytes(k)),
+        bytes(engine::device_key_bytes(k) * copies.copies),
         device(dev),
+        precompute(copies),
         a(upload<field::g1_affine>(k.a)),
         b_g1(upload<field::g1_affine>(k.b_g1)),
         l(upload<field::g1_affine>(k.l)),
@@ -275,11 +277,11 @@ struct device_key {
         b_g2(upload<field::g2_affine>(k.b_g2)) {}
 
  private:
-  // One query's points; no room names the device, the circuit and the key's bytes.
+  // One query's points (and their copies); no room names the device, the circuit and the key's bytes.
   template <class Affine>
   msm_bases<Affine> upload(std::span<const Affine> points) const {
     try {
-      return msm_bases<Affine>(points, device);
+      return msm_bases<Affine>(points, device, precompute);
     } catch (const cuda_error& e) {
       if (e.status() != cudaErrorMemoryAllocation) throw;
       throw cuda_error(cudaErrorMemoryAllocation, "cuda backend: device " + std::to_string(device) +
@@ -474,8 +476,8 @@ std::uint64_t elapsed_ns(const event& from, const event& to) {
 class cuda_backend final : public engine::compute_backend {
  public:
   cuda_backend(std::vector<int> devices, std::size_t slots_per_device, completion_bridge::strategy bridge,
-               std::size_t msm_pool_max_bytes)
-      : devices_(std::move(devices)), slots_per_device_(slots_per_device), source_(bridges_) {
+               std::size_t msm_pool_max_bytes, const msm_precompute& key_copies)
+      : devices_(std::move(devices)), slots_per_device_(slots_per_device), key_copies_(key_copies), source_(bridges_) {
     for (int d : devices_) {
       names_.push_back(device_name(d));
       scoped_device on(d);
@@ -484,7 +486,14 @@ class cuda_backend final : public engine::compute_backend {
       msm_contexts_.push_back(std::make_unique<msm_context>(d, ~std::size_t{0}, msm_pool_max_bytes));
     }
     COPROVE_LOG(info, "cuda") << "CUDA backend on " << devices_.size() << " device(s), " << slots_per_device_
-                              << " worker slots each, completion bridge " << to_string(bridges_.front()->get_strategy());
+                              << " worker slots each, completion bridge " << to_string(bridges_.front()->get_strategy())
+                              << ", " << key_copies_.copies << " cop" << (key_copies_.copies == 1 ? "y" : "ies")
+                              << " of each proving key's points"
+                              << (key_copies_.copies > 1 ? " for windows of " +
+                                                               (key_copies_.window_bits == 0
+                                                                    ? std::string("the plan's width")
+                                                                    : std::to_string(key_copies_.window_bits) + " bits")
+                                                         : std::string());
   }
 
   ~cuda_backend() override {
@@ -755,6 +764,7 @@ class cuda_backend final : public engine::compute_backend {
   }
 
   std::size_t resident_key_bytes() const noexcept override { return keys_.bytes(); }
+  std::size_t device_key_copies() const noexcept override { return key_copies_.copies; }
 
   std::optional<engine::device_memory> device_memory_of(std::size_t device) const override {
     check_device(device);
@@ -772,7 +782,8 @@ class cuda_backend final : public engine::compute_backend {
     try {
       for (const auto& [group, count] :
            {std::pair{msm_group::g1, std::max(n, variables)}, std::pair{msm_group::g2, variables}})
-        msm = std::max(msm, msm_workspace_bytes(plan_msm(group, count, 0)));
+        msm = std::max(msm, msm_workspace_bytes(plan_msm(group, count, key_copies_.copies > 1 ? key_copies_.window_bits : 0,
+                                                         key_copies_.copies)));
     } catch (const std::exception&) {
       return ~std::size_t{0};  // beyond the MSM's sizes: nothing fits
     }
@@ -801,7 +812,7 @@ class cuda_backend final : public engine::compute_backend {
                                        std::string_view circuit, bool enqueuing) {
     return keys_.get(device, k, enqueuing, [&] {
       scoped_device on(devices_[device]);
-      return std::make_unique<device_key>(*k, std::string(circuit), devices_[device]);
+      return std::make_unique<device_key>(*k, std::string(circuit), devices_[device], key_copies_);
     });
   }
 
@@ -826,6 +837,7 @@ class cuda_backend final : public engine::compute_backend {
 
   std::vector<int> devices_;
   std::size_t slots_per_device_;
+  msm_precompute key_copies_;
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<device_slot>> slots_;  // device * slots_per_device + slot
   resident_cache<r1cs::pce_matrices, device_pce> pces_{"matrices"};
@@ -848,7 +860,8 @@ std::size_t cuda_device_count() noexcept {
 std::string_view default_bridge_strategy() noexcept { return to_string(completion_bridge::default_strategy); }
 
 std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devices, std::size_t slots_per_device,
-                                                           std::string_view bridge, std::size_t msm_pool_max_bytes) {
+                                                           std::string_view bridge, std::size_t msm_pool_max_bytes,
+                                                           unsigned msm_copies, unsigned msm_window_bits) {
   completion_bridge::strategy strategy = completion_bridge::default_strategy;
   if (!bridge.empty()) {
     bool known = false;
@@ -878,7 +891,19 @@ std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devi
     if (!seen.insert(d).second)
       throw std::invalid_argument("cuda backend: device " + std::to_string(d) + " is listed twice");
   }
-  return std::make_unique<cuda_backend>(std::move(devices), slots_per_device, strategy, msm_pool_max_bytes);
+  if (msm_copies == 0 || msm_copies > msm_window_count(msm_max_precomputed_bits))
+    throw std::invalid_argument("cuda backend: msm_copies must be 1.." +
+                                std::to_string(msm_window_count(msm_max_precomputed_bits)) + ", got " +
+                                std::to_string(msm_copies));
+  if (msm_window_bits > msm_max_window_bits || (msm_window_bits != 0 && msm_copies > msm_window_count(msm_window_bits)))
+    throw std::invalid_argument("cuda backend: " + std::to_string(msm_copies) + " copies for windows of " +
+                                std::to_string(msm_window_bits) + " bits (at most " +
+                                std::to_string(msm_max_window_bits) + " bits, and no more copies than windows)");
+  if (msm_copies == 1 && msm_window_bits != 0)
+    throw std::invalid_argument("cuda backend: msm_window_bits applies to copied bases; with one copy each MSM "
+                                "chooses its width");
+  return std::make_unique<cuda_backend>(std::move(devices), slots_per_device, strategy, msm_pool_max_bytes,
+                                        msm_precompute{msm_window_bits, msm_copies});
 }
 
 }  // namespace coprove::cuda

@@ -121,6 +121,31 @@ TEST_CASE("the proof's MSMs on the CUDA backend give the host backend's sums", "
             .accepted);
 }
 
+TEST_CASE("the proof's MSMs over shifted copies of the key's points give the host backend's sums",
+          "[cuda][backend][proof][gpu]") {
+  REQUIRE(cuda::cuda_device_count() > 0);
+  const unsigned log_n = 12;
+  const auto key = test::test_key("mimc", log_n);
+  mimc_partition p(log_n);
+  host_backend host(1, 2);
+  auto from_w = quotient_task::from_assignment(p.w, p.matrices, p.domain);
+  from_w.prove_with(key, p.w);
+  const groth16::msm_sums expected = run_sums(host, from_w);
+  // Four copies for 12-bit windows (22 digits, 6 windows a copy), and one a window at the plan's width.
+  for (const auto& [copies, bits] : {std::pair{4u, 12u}, std::pair{12u, 0u}}) {
+    INFO(copies << " copies, window " << bits);
+    auto gpu = cuda::make_cuda_backend({}, 2, {}, 0, copies, bits);
+    CHECK(gpu->device_key_copies() == copies);
+    gpu->prepare_key(0, key, "mimc");
+    CHECK(gpu->resident_key_bytes() == copies * device_key_bytes(*key));
+    check_equal(run_sums(*gpu, from_w), expected);
+  }
+  // Copies the plan cannot use are refused when the backend is made.
+  CHECK_THROWS_AS(cuda::make_cuda_backend({}, 2, {}, 0, 13, 0), std::invalid_argument);
+  CHECK_THROWS_AS(cuda::make_cuda_backend({}, 2, {}, 0, 12, 24), std::invalid_argument);
+  CHECK_THROWS_AS(cuda::make_cuda_backend({}, 2, {}, 0, 1, 16), std::invalid_argument);
+}
+
 TEST_CASE("a proving key goes to the device once and leaves it, with its memory, once nobody holds it",
           "[cuda][backend][proof][gpu]") {
   REQUIRE(cuda::cuda_device_count() > 0);

@@ -747,8 +747,9 @@ void engine_core::plan_devices() {
     input.device = d;
     input.device_name = d < names.size() ? names[d] : std::string();
     input.total_bytes = memory->total_bytes;
-    input.key_bytes = key_bytes;
+    input.key_bytes = key_bytes * backend_->device_key_copies();
     input.circuits = circuits.empty() ? std::string("no circuit") : circuits;
+    if (backend_->device_key_copies() > 1) input.circuits += " (" + std::to_string(backend_->device_key_copies()) + " copies of each key's points)";
     input.matrices_bytes = config_.backend_spmv ? plan_.pce_bytes : 0;
     input.slots = slots_;
     input.slot_bytes = backend_->device_working_bytes(n, variables);

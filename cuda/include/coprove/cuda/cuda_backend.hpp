@@ -46,10 +46,16 @@ std::string_view default_bridge_strategy() noexcept;
 /// when no GPU is visible, and cuda_error when the strategy cannot run on a device (never switching
 /// to another). `msm_pool_max_bytes` caps each device's pool for the proof MSMs' workspace (0: the
 /// driver's limit); a proof whose MSMs do not fit fails its task with cudaErrorMemoryAllocation.
+/// `msm_copies` > 1 keeps that many shifted copies of each proving key's points on the device
+/// (msm_precompute: fewer additions a proof, wider windows) for windows of `msm_window_bits` (0:
+/// the MSM plan's width for each query's size), and the device memory plan charges the key that
+/// many times; std::invalid_argument for copies outside 1..12, more copies than windows of that
+/// width, or a width with one copy.
 std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devices = {},
                                                            std::size_t slots_per_device = 3,
                                                            std::string_view bridge = {},
-                                                           std::size_t msm_pool_max_bytes = 0);
+                                                           std::size_t msm_pool_max_bytes = 0,
+                                                           unsigned msm_copies = 1, unsigned msm_window_bits = 0);
 
 }  // namespace coprove::cuda
 

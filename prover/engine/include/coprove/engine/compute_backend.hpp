@@ -136,6 +136,9 @@ class compute_backend {
   virtual bool key_resident(std::size_t device, const groth16::proving_key& key) const;
   /// Bytes of proving keys held on devices, all devices together (0 by default).
   virtual std::size_t resident_key_bytes() const noexcept;
+  /// Copies of a proving key's points a device holds (the CUDA backend's precomputed MSM bases;
+  /// 1 by default): the device memory plan charges the key that many times.
+  virtual std::size_t device_key_copies() const noexcept { return 1; }
   /// The device's memory, for the device memory plan; nullopt for a backend whose devices use the
   /// host's memory (the host backend: its keys are charged in the host memory plan).
   virtual std::optional<device_memory> device_memory_of(std::size_t device) const;
