@@ -266,9 +266,11 @@ const std::vector<binding>& bindings() {
         "(copy j is [2^(j c m)]P, made on the device when the key is uploaded): a scalar's digits of windows "
         "beyond the first m add into the first m windows' buckets, so fewer windows are weighted and the windows "
         "can be wider (fewer additions). Costs that many times the key's device memory, which the device memory "
-        "plan charges (it refuses to start when the keys do not fit). 1..12; the CPU backend has no use for it "
+        "plan charges (it refuses to start when the keys do not fit). Copies pay when they cover every window "
+        "(13 for the 20-bit windows chosen at 2^22..2^24 points); fewer measured slower than none. 1..16; the CPU "
+        "backend has no use for it "
         "and says so at warning."},
-       [](app_config& c, const json::value& v) { c.msm_copies = as_unsigned(v, "msm_copies", 1, 12); },
+       [](app_config& c, const json::value& v) { c.msm_copies = as_unsigned(v, "msm_copies", 1, 16); },
        [](const app_config& c) { return json::value(c.msm_copies); }},
       {{"msm_window_bits", "msm-window-bits", k::unsigned_integer, "0 (the plan's)",
         "The window width the copies of msm_copies are made for: 0 lets the MSM plan choose per query size "

@@ -891,9 +891,8 @@ std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devi
     if (!seen.insert(d).second)
       throw std::invalid_argument("cuda backend: device " + std::to_string(d) + " is listed twice");
   }
-  if (msm_copies == 0 || msm_copies > msm_window_count(msm_max_precomputed_bits))
-    throw std::invalid_argument("cuda backend: msm_copies must be 1.." +
-                                std::to_string(msm_window_count(msm_max_precomputed_bits)) + ", got " +
+  if (msm_copies == 0 || msm_copies > msm_max_copies)
+    throw std::invalid_argument("cuda backend: msm_copies must be 1.." + std::to_string(msm_max_copies) + ", got " +
                                 std::to_string(msm_copies));
   if (msm_window_bits > msm_max_window_bits || (msm_window_bits != 0 && msm_copies > msm_window_count(msm_window_bits)))
     throw std::invalid_argument("cuda backend: " + std::to_string(msm_copies) + " copies for windows of " +

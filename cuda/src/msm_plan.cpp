@@ -25,14 +25,20 @@ bool fits(std::size_t count, unsigned bits, unsigned copies) {
          groups < std::numeric_limits<std::uint32_t>::max() / 2;
 }
 
-/// The modelled work of a width: a mixed addition per entry (count * W at most), two additions of
-/// about 1.4 mixed ones per bucket in the weighting of each of the m windows, and each window's
-/// doublings and additions in the combination, which cost like a few thousand parallel additions.
+/// The modelled work of a width: a mixed addition per entry (count * W at most), a cost per bucket
+/// of each of the m windows, and each window's doublings and additions in the combination, which
+/// cost like a few thousand parallel additions. A bucket costs its two additions in the weighting
+/// (about 1.4 mixed ones each) in the model without copies, which then caps the width at 16 bits
+/// (measured). Over copies, where the width goes higher, a bucket measured on an H200 (bench_msm
+/// --precompute, G1, one copy a window) at about 16 mixed additions: its sum written and added again
+/// at the next level, its share of the weighting; 20-bit windows beat 22 at 2^24 points (111 against
+/// 120 ms) and tie at 2^26.
 double modelled_work(std::size_t count, unsigned bits, unsigned copies) {
   const double digits = msm_window_count(bits);
   const double windows = msm_windows_per_copy(bits, copies);
   const double buckets = static_cast<double>(std::size_t{1} << (bits - 1));
-  return static_cast<double>(count) * digits + 2.8 * windows * buckets + 2000.0 * windows;
+  const double per_bucket = copies == 1 ? 2.8 : 16.0;
+  return static_cast<double>(count) * digits + per_bucket * windows * buckets + 2000.0 * windows;
 }
 
 /// The widest window the plan picks by itself. Measured on one H200 (commit 2d09909, uniform

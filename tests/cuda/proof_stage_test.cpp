@@ -131,8 +131,8 @@ TEST_CASE("the proof's MSMs over shifted copies of the key's points give the hos
   auto from_w = quotient_task::from_assignment(p.w, p.matrices, p.domain);
   from_w.prove_with(key, p.w);
   const groth16::msm_sums expected = run_sums(host, from_w);
-  // Four copies for 12-bit windows (22 digits, 6 windows a copy), and one a window at the plan's width.
-  for (const auto& [copies, bits] : {std::pair{4u, 12u}, std::pair{12u, 0u}}) {
+  // Four copies for 12-bit windows (22 digits, 6 windows a copy), and thirteen at the plan's width.
+  for (const auto& [copies, bits] : {std::pair{4u, 12u}, std::pair{13u, 0u}}) {
     INFO(copies << " copies, window " << bits);
     auto gpu = cuda::make_cuda_backend({}, 2, {}, 0, copies, bits);
     CHECK(gpu->device_key_copies() == copies);
@@ -141,7 +141,7 @@ TEST_CASE("the proof's MSMs over shifted copies of the key's points give the hos
     check_equal(run_sums(*gpu, from_w), expected);
   }
   // Copies the plan cannot use are refused when the backend is made.
-  CHECK_THROWS_AS(cuda::make_cuda_backend({}, 2, {}, 0, 13, 0), std::invalid_argument);
+  CHECK_THROWS_AS(cuda::make_cuda_backend({}, 2, {}, 0, 17, 0), std::invalid_argument);
   CHECK_THROWS_AS(cuda::make_cuda_backend({}, 2, {}, 0, 12, 24), std::invalid_argument);
   CHECK_THROWS_AS(cuda::make_cuda_backend({}, 2, {}, 0, 1, 16), std::invalid_argument);
 }

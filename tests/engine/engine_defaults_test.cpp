@@ -115,7 +115,7 @@ TEST_CASE("the measured depth follows injected synthesis times up and back down"
   require_at_baseline(e);
 
   // Up to what the formula asks when synthesis slows, within what a fall waits for (at 28 it falls
-  // only by three or more), never beyond the CPU's limit.
+  // only by seven or more), never beyond the CPU's limit.
   slow.store(true);
   auto [ec, result] = prove(e, test::mimc_request(24, 10, 2));
   REQUIRE_FALSE(ec);
@@ -124,7 +124,7 @@ TEST_CASE("the measured depth follows injected synthesis times up and back down"
   const std::size_t wanted = std::min<std::size_t>(28, number(report.at("dispatch").at("depth_basis").at("wanted")));
   CHECK(up > low);
   CHECK(up >= wanted);
-  CHECK(up <= wanted + 2);
+  CHECK(up <= wanted + 6);
   CHECK(up <= 28);
   CHECK(number(report.at("dispatch").at("max_in_flight")) <= 28);
   CHECK(number(e.status_json().at("gpu_slots").at("capacity")) == up);

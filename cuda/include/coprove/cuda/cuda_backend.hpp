@@ -49,8 +49,10 @@ std::string_view default_bridge_strategy() noexcept;
 /// `msm_copies` > 1 keeps that many shifted copies of each proving key's points on the device
 /// (msm_precompute: fewer additions a proof, wider windows) for windows of `msm_window_bits` (0:
 /// the MSM plan's width for each query's size), and the device memory plan charges the key that
-/// many times; std::invalid_argument for copies outside 1..12, more copies than windows of that
-/// width, or a width with one copy.
+/// many times. Copies pay when they cover every window (m = 1: 13 copies for the 20-bit windows the
+/// plan picks at 2^22..2^24 points, 12 for 22 bits): fewer of them leave m windows of wide buckets
+/// each, which measured slower than no copies. std::invalid_argument for copies outside 1..16, more
+/// copies than windows of that width, or a width with one copy.
 std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devices = {},
                                                            std::size_t slots_per_device = 3,
                                                            std::string_view bridge = {},

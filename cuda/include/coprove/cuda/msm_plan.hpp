@@ -111,6 +111,8 @@ msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits = 0, 
 
 /// The widest window the plan picks by itself over precomputed copies.
 inline constexpr unsigned msm_max_precomputed_bits = 22;
+/// The most copies a backend keeps: one a window of 16 bits.
+inline constexpr unsigned msm_max_copies = 16;
 
 /// The signed digits of a canonical scalar, window 0 first (the host twin of msm_signed_digit, for
 /// tests): sum_w digits[w] 2^(c w) equals the scalar.

@@ -74,11 +74,14 @@ class depth_controller {
 
   /// The depth per device now.
   std::size_t depth() const noexcept { return depth_; }
-  /// The least fall the depth takes from `depth`: two, or an eighth of it. A fall stops admissions
+  /// The least fall the depth takes from `depth`: two, or a quarter of it. A fall stops admissions
   /// until the partitions in flight drop below the new depth, so it waits for a clear one: on an
   /// H200 at 2^22, held at 38 by the CPU's limit, a fall of two at a time moved the depth 24 to 120
-  /// times in a 3 s run as the smoothed device time wavered.
-  static std::size_t least_fall(std::size_t depth) noexcept { return depth / 8 > 2 ? depth / 8 : 2; }
+  /// times in a 3 s run as the smoothed device time wavered; with an eighth, a CPU-bound run whose
+  /// formula wavered between 44 and 52 under a limit of 54 fell and rose again and made 0.925x of a
+  /// fixed 56 (fixed 48 and 56 within 1 % of each other: past what the CPU needs, a deeper depth
+  /// costs nothing there, a fall does).
+  static std::size_t least_fall(std::size_t depth) noexcept { return depth / 4 > 2 ? depth / 4 : 2; }
   /// Takes one partition's stage times; returns the new depth when it changed. It changes only
   /// once slots x devices partitions have been measured; it rises as soon as the formula asks for
   /// more and falls only when it asks for least_fall(depth) or more fewer.
