@@ -67,9 +67,19 @@ TEST_CASE("slots idle behind the depth name the depth, or memory at the plan's l
   CHECK(b.kind == "depth");
   CHECK(contains(b.message, "12 times"));
   CHECK(contains(b.message, "engine.depth_per_device"));
+  // Measured below its limit: what the stage times asked for, and how often it moved.
   r.dispatch.basis.source = "measured";
+  r.dispatch.basis.max_reason = "cpu";
+  r.dispatch.basis.max = 54;
+  r.dispatch.basis.wanted = 9;
+  r.dispatch.basis.changes = 3;
+  r.dispatch.depth = 9;
+  b = name_bottleneck(r);
+  CHECK(b.kind == "depth");
+  CHECK(contains(b.message, "the stage times asked for 9 (at most 54), and it changed 3 times"));
   r.dispatch.basis.max_reason = "memory";
   r.dispatch.basis.max = 8;
+  r.dispatch.depth = 8;
   b = name_bottleneck(r);
   CHECK(b.kind == "memory");
   CHECK(contains(b.message, "engine.memory_budget"));

@@ -73,7 +73,11 @@ bottleneck_report name_bottleneck(const engine_report& r) {
                               d.basis.source + "); " +
                               (d.basis.source == "configured"
                                    ? "raise engine.depth_per_device or leave it unset to measure it"
-                                   : "the measured depth was still rising (a longer run settles it)");
+                                   : "the stage times asked for " + std::to_string(d.basis.wanted) + " (at most " +
+                                         std::to_string(d.basis.max) + "), and it changed " +
+                                         std::to_string(d.basis.changes) +
+                                         " times as they settled; a fixed engine.depth_per_device above it keeps "
+                                         "the slots fed at the cost of memory and latency");
     return b;
   }
   b.message = "nothing saturated: the devices were busy " + busy_text + ", the synthesis threads could give " +
