@@ -487,13 +487,8 @@ class cuda_backend final : public engine::compute_backend {
     }
     COPROVE_LOG(info, "cuda") << "CUDA backend on " << devices_.size() << " device(s), " << slots_per_device_
                               << " worker slots each, completion bridge " << to_string(bridges_.front()->get_strategy())
-                              << ", " << key_copies_.copies << " cop" << (key_copies_.copies == 1 ? "y" : "ies")
-                              << " of each proving key's points"
-                              << (key_copies_.copies > 1 ? " for windows of " +
-                                                               (key_copies_.window_bits == 0
-                                                                    ? std::string("the plan's width")
-                                                                    : std::to_string(key_copies_.window_bits) + " bits")
-                                                         : std::string());
+                              << ", " << key_copies_.copies << " copies of each proving key's points (windows of "
+                              << key_copies_.window_bits << " bits; 0: the MSM plan's)";
   }
 
   ~cuda_backend() override {
@@ -782,8 +777,8 @@ class cuda_backend final : public engine::compute_backend {
     try {
       for (const auto& [group, count] :
            {std::pair{msm_group::g1, std::max(n, variables)}, std::pair{msm_group::g2, variables}})
-        msm = std::max(msm, msm_workspace_bytes(plan_msm(group, count, key_copies_.copies > 1 ? key_copies_.window_bits : 0,
-                                                         key_copies_.copies)));
+        msm = std::max(msm,
+                       msm_workspace_bytes(plan_msm(group, count, key_copies_.window_bits, key_copies_.copies)));
     } catch (const std::exception&) {
       return ~std::size_t{0};  // beyond the MSM's sizes: nothing fits
     }
