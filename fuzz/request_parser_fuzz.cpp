@@ -62,7 +62,8 @@ void check_request(const coprove::service::detail::bounded_request_parser::messa
 }
 
 // Feeds socket bytes to one parser after another (keep-alive), in pieces of `piece` bytes, keeping
-// what a parser has not consumed as the connection's buffer does, bounded as it is.
+// what a parser has not consumed as the connection's buffer does, bounded as it is, and handing the
+// parser bytes only once it can take them, as the service's read does.
 void feed_connection(std::string_view bytes, std::size_t piece, const request_limits& limits) {
   namespace http = boost::beast::http;
   std::string pending;
@@ -72,7 +73,7 @@ void feed_connection(std::string_view bytes, std::size_t piece, const request_li
     parser.eager(true);
     boost::beast::error_code ec;
     while (!parser.is_done()) {
-      if (!pending.empty()) {
+      if (!pending.empty() && pending.size() >= parser.least_put()) {
         const std::size_t used = parser.put(boost::asio::buffer(pending), ec);
         check(used <= pending.size());
         pending.erase(0, used);

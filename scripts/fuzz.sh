@@ -25,6 +25,8 @@ printf '\x01DELETE\n/v1/jobs/3' > "$out/corpus/cancel"
 printf '\x02\x07POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n{"seed": 42}\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n' > "$out/corpus/pipelined"
 printf '\x02\x03POST /v1/jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\n{"see\r\n7\r\nd": 42}\r\n0\r\nX-Trailer: yes\r\n\r\n' > "$out/corpus/chunked"
 printf '\x02\x40GET /v1/jobs/1/result?wait=2 HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n' > "$out/corpus/expect"
+# A last chunk whose trailer's end arrives a byte at a time.
+printf '\x02\x40POST /v1/jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n' > "$out/corpus/last_chunk_bytewise"
 printf '\x02\x10POST /v1/jobs HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n' > "$out/corpus/coding"
 "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -Iprover/service/include fuzz/request_parser_fuzz.cpp prover/service/src/request_parser.cpp \

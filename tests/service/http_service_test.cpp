@@ -206,6 +206,32 @@ TEST_CASE("service: a header or body that does not arrive in time is answered 40
   CHECK(s.engine().status_json().at("jobs").at("queued").to_number<int>() == 0);
 }
 
+TEST_CASE("service: a chunked body that arrives a byte at a time is read whole", "[service][cpu]") {
+  test::service_under_test s(no_change);
+  auto slow = s.unix_client();
+  slow.send("POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
+  // Every byte its own write, far enough apart that the service reads each alone: the last chunk's
+  // "0\r\n" and then the trailer's end one byte after another as well.
+  const std::string body = "5;ext=1\r\n{\"see\r\n7\r\nd\": 42}\r\n0\r\nX-Trailer: yes\r\n\r\n";
+  for (const char c : body) {
+    slow.send(std::string(1, c));
+    std::this_thread::sleep_for(2ms);
+  }
+  const auto r = slow.read();
+  REQUIRE(r.status == 202);
+  const auto id = r.json().at("job_id").to_number<std::uint64_t>();
+  // The same connection goes on with a request whose last chunk comes alone, a byte at a time.
+  slow.send("POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            "c\r\n{\"seed\": 43}\r\n");
+  for (const char c : std::string("0\r\n\r\n")) {
+    std::this_thread::sleep_for(2ms);
+    slow.send(std::string(1, c));
+  }
+  const auto second = slow.read();
+  CHECK(second.status == 202);
+  CHECK(second.json().at("job_id").to_number<std::uint64_t>() == id + 1);
+}
+
 TEST_CASE("service: /healthz is answered while slow connections fill every slot", "[service][cpu]") {
   test::service_under_test s([](engine::engine_config&, service::http_service_config& c) {
     c.max_connections = 8;

@@ -192,6 +192,35 @@ bool same_secret(std::string_view presented, std::string_view expected) {
   return diff == 0 && !expected.empty();
 }
 
+// Reads the rest of a request whose header is in, as http::async_read does (eager, the buffer's
+// bound reported as buffer_overflow, the end of the stream handed to the parser), except that the
+// parser is handed bytes only once it can take them (bounded_request_parser::least_put).
+template <class Stream>
+asio::awaitable<boost::system::error_code> read_body(Stream& stream, beast::flat_buffer& buffer,
+                                                     detail::bounded_request_parser& parser) {
+  parser.eager(true);
+  for (;;) {
+    boost::system::error_code ec;
+    if (buffer.size() >= parser.least_put()) {
+      const std::size_t used = parser.put(buffer.data(), ec);
+      buffer.consume(used);
+      if (parser.is_done()) co_return ec;
+      if (ec && ec != http::error::need_more) co_return ec;
+      if (!ec && used > 0) continue;
+    }
+    if (buffer.size() >= buffer.max_size()) co_return http::error::buffer_overflow;
+    const std::size_t room = std::min<std::size_t>(65536, buffer.max_size() - buffer.size());
+    auto [read_ec, n] = co_await stream.async_read_some(buffer.prepare(room), asio::as_tuple(asio::use_awaitable));
+    buffer.commit(n);
+    if (read_ec == asio::error::eof) {
+      ec = {};
+      parser.put_eof(ec);
+      co_return ec;
+    }
+    if (read_ec) co_return read_ec;
+  }
+}
+
 }  // namespace
 
 std::string default_listen_address() {
@@ -541,8 +570,7 @@ asio::awaitable<void> http_service::state::serve_connection(Stream stream, std::
         if (continue_ec) break;
       }
       read_deadline::arm(deadline, cfg.body_timeout_seconds);
-      auto [body_ec, body_bytes] = co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
-      (void)body_bytes;
+      const auto body_ec = co_await read_body(stream, buffer, parser);
       if (deadline->fired) timed_out = "the request body was not received within the body timeout";
       deadline->disarm();
       read_ec = body_ec;

@@ -35,6 +35,12 @@ class bounded_request_parser final : public boost::beast::http::basic_parser<tru
   [[nodiscard]] message_type release() { return std::move(message_); }
   /// What made the parser stop, where Beast's error code alone does not say.
   request_refusal refusal() const noexcept { return refusal_; }
+  /// The fewest unconsumed bytes to hand `put` (callers read more until that many are buffered,
+  /// or the stream ends). In a chunked body it is 5, the shortest rest such a body can have from
+  /// wherever the parser stopped ("0\r\n\r\n"): Boost 1.81's basic_parser asserts that many when
+  /// it resumes a last chunk whose trailer had not all arrived (boostorg/beast#2861 relaxed it
+  /// upstream), and a shorter rest cannot complete the request, so holding it back loses nothing.
+  std::size_t least_put() const noexcept { return is_header_done() && chunked() ? 5 : 1; }
 
  private:
   using error_code = boost::beast::error_code;
