@@ -261,20 +261,21 @@ const std::vector<binding>& bindings() {
          c.bridge = name;
        },
        [](const app_config& c) { return json::value(c.bridge); }},
-      {{"msm_copies", "msm-copies", k::unsigned_integer, "1 (none)",
+      {{"msm_copies", "msm-copies", k::unsigned_integer, "0 (auto)",
         "Shifted copies of each proving key's points the CUDA backend keeps on the device for the proof's MSMs "
         "(copy j is [2^(j c m)]P, made on the device when the key is uploaded): a scalar's digits of windows "
         "beyond the first m add into the first m windows' buckets, so fewer windows are weighted and the windows "
         "can be wider (fewer additions). Costs that many times the key's device memory, which the device memory "
         "plan charges (it refuses to start when the keys do not fit). Copies pay when they cover every window "
-        "(13 for the 20-bit windows chosen at 2^22..2^24 points); fewer measured slower than none. 1..16; the CPU "
-        "backend has no use for it "
-        "and says so at warning."},
-       [](app_config& c, const json::value& v) { c.msm_copies = as_unsigned(v, "msm_copies", 1, 16); },
+        "(13 for the 20-bit windows chosen at 2^22..2^24 points); fewer measured slower than none. 0 (auto): 13 "
+        "where every device's memory plan holds them beside its worker slots, else 1, said at start (at warning "
+        "when they do not fit) and shown in the report's device_keys; 1..16 fixes the count. The CPU backend has "
+        "no use for copies and says so at warning when a count is set."},
+       [](app_config& c, const json::value& v) { c.msm_copies = as_unsigned(v, "msm_copies", 0, 16); },
        [](const app_config& c) { return json::value(c.msm_copies); }},
       {{"msm_window_bits", "msm-window-bits", k::unsigned_integer, "0 (the plan's)",
         "The window width the copies of msm_copies are made for: 0 lets the MSM plan choose per query size "
-        "(up to 22 bits with copies). Only with msm_copies above 1."},
+        "(up to 22 bits with copies). Only with a fixed msm_copies above 1."},
        [](app_config& c, const json::value& v) { c.msm_window_bits = as_unsigned(v, "msm_window_bits", 0, 24); },
        [](const app_config& c) { return json::value(c.msm_window_bits); }},
       {{"host_threads", "host-threads", k::unsigned_integer, "0 (one per slot)",

@@ -88,9 +88,10 @@ struct app_config {
   std::size_t host_threads = 0;       ///< host backend worker threads; 0 = one per slot
   /// The CUDA backend's completion-bridge strategy; empty = its default (stream_write).
   std::string bridge;
-  /// Shifted copies of each proving key's points on the device (1: none) and their window width
-  /// (0: the MSM plan's per query); cuda::make_cuda_backend.
-  unsigned msm_copies = 1;
+  /// Shifted copies of each proving key's points on the device (0: auto, as many as the device
+  /// memory plan holds of msm_auto_copies, else 1; 1: none) and their window width (0: the MSM
+  /// plan's per query); cuda::make_cuda_backend.
+  unsigned msm_copies = 0;
   unsigned msm_window_bits = 0;
   std::string log_level = "info";
   std::string log_json_file;

@@ -83,7 +83,7 @@ void usage() {
                "                      [--slots N] [--depth N] [--synthesis-threads N] [--budget-gib N] [--circuit NAME]\n"
                "                      [--policies semaphore,poll,unbounded] [--depths measured,N,...] [--rounds N]\n"
                "                      [--synthesis circuit|replay|replay-assignment]\n"
-               "                      [--spmv backend|host] [--proofs] [--msm-copies N]\n"
+               "                      [--spmv backend|host] [--proofs] [--msm-copies N|auto]\n"
                "                      [--trace PREFIX] [--json PATH]\n"
                "  default: host backend, 2^13 constraints, 8 partitions x 3 jobs per policy\n"
                "  --h200:  CUDA backend, 2^24 constraints, 16 partitions x 4 jobs per policy\n"
@@ -97,8 +97,9 @@ void usage() {
                "  --depths measured,8,16: the semaphore policy once per depth instead of the policies\n"
                "              (measured: no depth given, the engine measures it); reports the measured\n"
                "              depth's steady throughput against the best fixed depth, and its steady busy\n"
-               "  --msm-copies N: with --h200 --proofs, N shifted copies of each key's points on the device\n"
-               "              (make_cuda_backend's msm_copies; the MSM plan chooses the windows)\n"
+               "  --msm-copies N|auto: with --h200 --proofs, N shifted copies of each key's points on the\n"
+               "              device (make_cuda_backend's msm_copies; the MSM plan chooses the windows), or\n"
+               "              auto: 13 where the device memory plan holds them, else 1 (coprove's default)\n"
                "  --spmv host: the synthesis threads evaluate A w, B w, C w and a, b, c are copied\n"
                "              (default backend: only the assignment is copied, the device evaluates them)\n"
                "  --proofs:   every partition ends with a Groth16 proof (MSMs on the backend), with a key from\n"
@@ -152,7 +153,8 @@ options parse(int argc, char** argv) {
     } else if (a == "--slots") {
       o.slots = parse_count(a, value());
     } else if (a == "--msm-copies") {
-      o.msm_copies = static_cast<unsigned>(parse_count(a, value()));
+      const std::string v = value();
+      o.msm_copies = v == "auto" ? 0 : static_cast<unsigned>(parse_count(a, v));
     } else if (a == "--depth") {
       o.depth = parse_count(a, value());
     } else if (a == "--synthesis-threads") {

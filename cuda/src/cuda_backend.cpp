@@ -475,9 +475,16 @@ std::uint64_t elapsed_ns(const event& from, const event& to) {
 
 class cuda_backend final : public engine::compute_backend {
  public:
+  // `wanted_copies` 0: the copies are `key_copies`; else they are 1 until the engine settles them
+  // (1 or wanted_copies, the windows the plan's).
   cuda_backend(std::vector<int> devices, std::size_t slots_per_device, completion_bridge::strategy bridge,
-               std::size_t msm_pool_max_bytes, const msm_precompute& key_copies)
-      : devices_(std::move(devices)), slots_per_device_(slots_per_device), key_copies_(key_copies), source_(bridges_) {
+               std::size_t msm_pool_max_bytes, const msm_precompute& key_copies, unsigned wanted_copies)
+      : devices_(std::move(devices)),
+        slots_per_device_(slots_per_device),
+        window_bits_(key_copies.window_bits),
+        copies_(key_copies.copies),
+        wanted_copies_(wanted_copies),
+        source_(bridges_) {
     for (int d : devices_) {
       names_.push_back(device_name(d));
       scoped_device on(d);
@@ -487,8 +494,12 @@ class cuda_backend final : public engine::compute_backend {
     }
     COPROVE_LOG(info, "cuda") << "CUDA backend on " << devices_.size() << " device(s), " << slots_per_device_
                               << " worker slots each, completion bridge " << to_string(bridges_.front()->get_strategy())
-                              << ", " << key_copies_.copies << " copies of each proving key's points (windows of "
-                              << key_copies_.window_bits << " bits; 0: the MSM plan's)";
+                              << ", "
+                              << (wanted_copies_ != 0
+                                      ? "copies of each proving key's points left to the device memory plan (" +
+                                            std::to_string(wanted_copies_) + " where they fit, else 1)"
+                                      : std::to_string(copies_.load()) + " copies of each proving key's points (windows of " +
+                                            std::to_string(window_bits_) + " bits; 0: the MSM plan's)");
   }
 
   ~cuda_backend() override {
@@ -759,7 +770,19 @@ class cuda_backend final : public engine::compute_backend {
   }
 
   std::size_t resident_key_bytes() const noexcept override { return keys_.bytes(); }
-  std::size_t device_key_copies() const noexcept override { return key_copies_.copies; }
+  std::size_t device_key_copies() const noexcept override { return copies_.load(); }
+  std::size_t device_key_copies_wanted() const noexcept override { return wanted_copies_; }
+  void settle_device_key_copies(std::size_t copies) override {
+    if (wanted_copies_ == 0) engine::compute_backend::settle_device_key_copies(copies);
+    if (copies != 1 && copies != wanted_copies_)
+      throw std::logic_error("cuda backend: copies of a key's points settle at 1 or " + std::to_string(wanted_copies_) +
+                             ", not " + std::to_string(copies));
+    if (keys_made_.load())
+      throw std::logic_error("cuda backend: the copies of a key's points settle before the first key is made resident");
+    copies_.store(static_cast<unsigned>(copies));
+    COPROVE_LOG(info, "cuda") << "MSM: " << copies << " cop" << (copies == 1 ? "y" : "ies")
+                              << " of each proving key's points on the device, as the device memory plan settled";
+  }
 
   std::optional<engine::device_memory> device_memory_of(std::size_t device) const override {
     check_device(device);
@@ -778,7 +801,7 @@ class cuda_backend final : public engine::compute_backend {
       for (const auto& [group, count] :
            {std::pair{msm_group::g1, std::max(n, variables)}, std::pair{msm_group::g2, variables}})
         msm = std::max(msm,
-                       msm_workspace_bytes(plan_msm(group, count, key_copies_.window_bits, key_copies_.copies)));
+                       msm_workspace_bytes(plan_msm(group, count, window_bits_, copies_.load())));
     } catch (const std::exception&) {
       return ~std::size_t{0};  // beyond the MSM's sizes: nothing fits
     }
@@ -806,8 +829,10 @@ class cuda_backend final : public engine::compute_backend {
   const device_key& device_proving_key(std::size_t device, const std::shared_ptr<const groth16::proving_key>& k,
                                        std::string_view circuit, bool enqueuing) {
     return keys_.get(device, k, enqueuing, [&] {
+      keys_made_.store(true);
       scoped_device on(devices_[device]);
-      return std::make_unique<device_key>(*k, std::string(circuit), devices_[device], key_copies_);
+      return std::make_unique<device_key>(*k, std::string(circuit), devices_[device],
+                                          msm_precompute{window_bits_, copies_.load()});
     });
   }
 
@@ -832,7 +857,10 @@ class cuda_backend final : public engine::compute_backend {
 
   std::vector<int> devices_;
   std::size_t slots_per_device_;
-  msm_precompute key_copies_;
+  unsigned window_bits_;              // of the keys' copies (0: the MSM plan's)
+  std::atomic<unsigned> copies_;      // of each key's points; settled once, before any key is made
+  unsigned wanted_copies_;            // 0: copies_ is fixed
+  std::atomic<bool> keys_made_{false};
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<device_slot>> slots_;  // device * slots_per_device + slot
   resident_cache<r1cs::pce_matrices, device_pce> pces_{"matrices"};
@@ -886,9 +914,15 @@ std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devi
     if (!seen.insert(d).second)
       throw std::invalid_argument("cuda backend: device " + std::to_string(d) + " is listed twice");
   }
-  if (msm_copies == 0 || msm_copies > msm_max_copies)
-    throw std::invalid_argument("cuda backend: msm_copies must be 1.." + std::to_string(msm_max_copies) + ", got " +
-                                std::to_string(msm_copies));
+  if (msm_copies > msm_max_copies)
+    throw std::invalid_argument("cuda backend: msm_copies must be 0 (auto) or 1.." + std::to_string(msm_max_copies) +
+                                ", got " + std::to_string(msm_copies));
+  if (msm_copies == 0) {
+    if (msm_window_bits != 0)
+      throw std::invalid_argument("cuda backend: msm_window_bits applies to a fixed msm_copies, not to auto (0)");
+    return std::make_unique<cuda_backend>(std::move(devices), slots_per_device, strategy, msm_pool_max_bytes,
+                                          msm_precompute{0, 1}, msm_auto_copies);
+  }
   if (msm_window_bits > msm_max_window_bits || (msm_window_bits != 0 && msm_copies > msm_window_count(msm_window_bits)))
     throw std::invalid_argument("cuda backend: " + std::to_string(msm_copies) + " copies for windows of " +
                                 std::to_string(msm_window_bits) + " bits (at most " +
@@ -897,7 +931,7 @@ std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devi
     throw std::invalid_argument("cuda backend: msm_window_bits applies to copied bases; with one copy each MSM "
                                 "chooses its width");
   return std::make_unique<cuda_backend>(std::move(devices), slots_per_device, strategy, msm_pool_max_bytes,
-                                        msm_precompute{msm_window_bits, msm_copies});
+                                        msm_precompute{msm_window_bits, msm_copies}, 0);
 }
 
 }  // namespace coprove::cuda

@@ -6,6 +6,7 @@
 
 #include <coprove/engine/engine.hpp>
 #include <coprove/engine/host_backend.hpp>
+#include <coprove/engine/memory_plan.hpp>
 #include <coprove/groth16/verifier.hpp>
 #include <coprove/groth16/zkey.hpp>
 #include <coprove/r1cs/circom_witness.hpp>
@@ -67,29 +68,51 @@ TEST_CASE("proofs from the CUDA backend's quotient verify and equal the host bac
     return cfg;
   };
   const prove_request r = request(4, 12, 3);
-  prove_result on_gpu, on_host;
-  {
-    engine e(rt.io.get_executor(), config(), cuda::make_cuda_backend({}, 2));
-    auto [ec, result] = prove(e, r);
-    REQUIRE_FALSE(ec);
-    on_gpu = std::move(result);
-    require_at_baseline(e);
-  }
+  prove_result on_host;
   {
     engine e(rt.io.get_executor(), config(), make_host_backend(1, 2));
+    CHECK(e.status_json().at("device_keys").at("copies").to_number<std::size_t>() == 1);
     auto [ec, result] = prove(e, r);
     REQUIRE_FALSE(ec);
     on_host = std::move(result);
   }
   const auto pvk = coprove::groth16::prepared_verifying_key::from(test::test_key("mimc", 12)->vk);
-  REQUIRE(on_gpu.partitions.size() == r.partitions);
-  for (std::size_t p = 0; p < r.partitions; ++p) {
-    INFO("partition " << p);
-    REQUIRE(on_gpu.partitions[p].proof);
-    CHECK(on_gpu.partitions[p].is_pinned);
-    CHECK(coprove::groth16::verify(pvk, *on_gpu.partitions[p].proof, on_gpu.partitions[p].public_inputs).accepted);
-    CHECK(*on_gpu.partitions[p].proof == *on_host.partitions[p].proof);
+  // One copy of the key's points, and msm_copies auto: 13 copies, as a 2^12 key fits many times over.
+  for (const unsigned copies : {1u, 0u}) {
+    INFO("msm_copies " << copies);
+    engine e(rt.io.get_executor(), config(), cuda::make_cuda_backend({}, 2, {}, 0, copies));
+    const auto keys = e.status_json().at("device_keys").as_object();
+    CHECK(keys.at("copies").to_number<std::size_t>() == (copies == 0 ? 13 : 1));
+    CHECK(keys.at("source") == (copies == 0 ? "auto" : "configured"));
+    auto [ec, on_gpu] = prove(e, r);
+    REQUIRE_FALSE(ec);
+    require_at_baseline(e);
+    REQUIRE(on_gpu.partitions.size() == r.partitions);
+    for (std::size_t p = 0; p < r.partitions; ++p) {
+      INFO("partition " << p);
+      REQUIRE(on_gpu.partitions[p].proof);
+      CHECK(on_gpu.partitions[p].is_pinned);
+      CHECK(coprove::groth16::verify(pvk, *on_gpu.partitions[p].proof, on_gpu.partitions[p].public_inputs).accepted);
+      CHECK(*on_gpu.partitions[p].proof == *on_host.partitions[p].proof);
+    }
   }
+}
+
+TEST_CASE("a CUDA backend with msm_copies auto settles once, before any key, at 1 or 13", "[cuda][backend][gpu][proof]") {
+  REQUIRE(cuda::cuda_device_count() > 0);
+  auto backend = cuda::make_cuda_backend({}, 2, {}, 0, 0);
+  CHECK(backend->device_key_copies() == 1);  // until settled
+  CHECK(backend->device_key_copies_wanted() == 13);
+  CHECK_THROWS_AS(backend->settle_device_key_copies(5), std::logic_error);
+  const std::size_t one = backend->device_working_bytes(std::size_t{1} << 20, std::size_t{1} << 20);
+  backend->settle_device_key_copies(13);
+  CHECK(backend->device_key_copies() == 13);
+  CHECK(backend->device_working_bytes(std::size_t{1} << 20, std::size_t{1} << 20) != one);  // the plan at 13 copies
+  backend->prepare_key(0, test::test_key("mimc", 10), "mimc/10");
+  CHECK(backend->resident_key_bytes() == 13 * device_key_bytes(*test::test_key("mimc", 10)));
+  CHECK_THROWS_AS(backend->settle_device_key_copies(1), std::logic_error);
+  CHECK_THROWS_AS(cuda::make_cuda_backend({}, 2, {}, 0, 4)->settle_device_key_copies(4), std::logic_error);
+  CHECK_THROWS_AS(cuda::make_cuda_backend({}, 2, {}, 0, 0, 20), std::invalid_argument);
 }
 
 TEST_CASE("proofs from a zkey and circom witnesses on the CUDA backend verify and equal the host backend's",

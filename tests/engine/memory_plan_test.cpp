@@ -194,3 +194,43 @@ TEST_CASE("the device memory plan charges keys, matrices, slots and margin, and 
   in.slot_bytes = ~std::size_t{0};
   CHECK_THROWS_WITH(plan_device_memory(in), Catch::Contains("more than can be counted"));
 }
+
+TEST_CASE("msm_copies auto: the copies where every device's plan holds them, else one, naming the device",
+          "[prover][memory_plan][cpu]") {
+  // Two H200-sized devices, a 2^22-sized key of about 2.4 GiB, three slots of 4 GiB each.
+  device_memory_plan_input in;
+  in.device_name = "NVIDIA H200";
+  in.total_bytes = std::size_t{141} << 30;
+  in.key_bytes = (std::size_t{24} << 30) / 10 * 13;  // charged 13 times
+  in.circuits = "mimc/22 (13 copies of each key's points)";
+  in.slots = 3;
+  in.slot_bytes = std::size_t{4} << 30;
+  device_memory_plan_input second = in;
+  second.device = 1;
+
+  const device_key_copies_choice fits = choose_device_key_copies({in, second}, 13);
+  CHECK(fits.copies == 13);
+  CHECK(fits.source == "auto");
+  CHECK(fits.reason.find("13 copies of each key's points fit") != std::string::npos);
+  CHECK(fits.reason.find("device 1 (NVIDIA H200)") != std::string::npos);
+  CHECK(fits.to_json().at("copies").as_uint64() == 13);
+
+  // A second device with less memory (40 GiB against the 44 GiB the copies and slots need): one
+  // copy, and the reason names that device and its figures.
+  second.total_bytes = std::size_t{40} << 30;
+  const device_key_copies_choice one = choose_device_key_copies({in, second}, 13);
+  CHECK(one.copies == 1);
+  CHECK(one.reason.find("do not fit device 1 (NVIDIA H200)") != std::string::npos);
+  CHECK(one.reason.find(size_device_memory(second).describe()) != std::string::npos);
+  CHECK(one.reason.find("msm_copies 13 to insist") != std::string::npos);
+  CHECK_FALSE(size_device_memory(second).fits());
+
+  // Numbers past counting fit nowhere, and size_device_memory says so without throwing.
+  second.slot_bytes = ~std::size_t{0};
+  CHECK_FALSE(size_device_memory(second).fits());
+  CHECK(choose_device_key_copies({in, second}, 13).copies == 1);
+  CHECK(choose_device_key_copies({in}, 13).copies == 13);
+  // A backend that wants no copies, or no device with memory of its own.
+  CHECK(choose_device_key_copies({in}, 1).copies == 1);
+  CHECK(choose_device_key_copies({}, 13).copies == 13);
+}

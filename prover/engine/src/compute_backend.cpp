@@ -30,6 +30,11 @@ std::size_t compute_backend::resident_key_bytes() const noexcept { return 0; }
 
 std::optional<device_memory> compute_backend::device_memory_of(std::size_t /*device*/) const { return std::nullopt; }
 
+void compute_backend::settle_device_key_copies(std::size_t copies) {
+  throw std::logic_error("compute backend " + std::string(name()) + ": its copies of a key's points are fixed (asked to settle " +
+                         std::to_string(copies) + ")");
+}
+
 std::size_t compute_backend::device_working_bytes(std::size_t /*n*/, std::size_t /*variables*/) const noexcept {
   return 0;
 }

@@ -359,6 +359,7 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   mutable std::mutex depth_mutex_;
   depth_basis depth_basis_;  // guarded by depth_mutex_
   memory_plan plan_;
+  device_key_copies_choice key_copies_;  // set by plan_devices at construction, read-only after
   std::unique_ptr<pinned::pool> pool_;
   std::shared_ptr<pce_cache> pce_;  // shared with a save in flight on the synthesis executor
   std::unique_ptr<runtime::async_semaphore> memory_;
@@ -719,6 +720,11 @@ void engine_core::load_keys() {
 // evaluates them) and every worker slot's buffers and MSM workspace at the largest size, within
 // the device's memory; refuses to start, naming the device, the circuits and the bytes.
 void engine_core::plan_devices() {
+  const std::size_t wanted = backend_->device_key_copies_wanted();
+  key_copies_.copies = backend_->device_key_copies();
+  key_copies_.source = wanted != 0 ? "auto" : "configured";
+  key_copies_.reason = wanted != 0 ? "no proving key goes to a device in this engine (results or backend)"
+                                   : "as the backend was configured (msm_copies)";
   if (config_.results != result_kind::proof || !backend_->copies_to_device()) return;
   std::size_t key_bytes = 0, n = std::size_t{1} << config_.max_log_constraints, variables = 0;
   std::string circuits;
@@ -740,21 +746,44 @@ void engine_core::plan_devices() {
         shape.num_inputs + shape.num_aux);
   }
   const std::vector<std::string> names = backend_->device_names();
-  for (std::size_t d = 0; d < devices_; ++d) {
-    const std::optional<device_memory> memory = backend_->device_memory_of(d);
-    if (!memory) continue;
-    device_memory_plan_input input;
-    input.device = d;
-    input.device_name = d < names.size() ? names[d] : std::string();
-    input.total_bytes = memory->total_bytes;
-    input.key_bytes = key_bytes * backend_->device_key_copies();
-    input.circuits = circuits.empty() ? std::string("no circuit") : circuits;
-    if (backend_->device_key_copies() > 1) input.circuits += " (" + std::to_string(backend_->device_key_copies()) + " copies of each key's points)";
-    input.matrices_bytes = config_.backend_spmv ? plan_.pce_bytes : 0;
-    input.slots = slots_;
-    input.slot_bytes = backend_->device_working_bytes(n, variables);
-    COPROVE_LOG(info, "engine") << "device memory plan: " << plan_device_memory(input).describe();
+  // Each device's plan at the copies the backend has settled now.
+  const auto inputs = [&] {
+    const std::size_t copies = backend_->device_key_copies();
+    std::vector<device_memory_plan_input> out;
+    for (std::size_t d = 0; d < devices_; ++d) {
+      const std::optional<device_memory> memory = backend_->device_memory_of(d);
+      if (!memory) continue;
+      device_memory_plan_input input;
+      input.device = d;
+      input.device_name = d < names.size() ? names[d] : std::string();
+      input.total_bytes = memory->total_bytes;
+      input.key_bytes = key_bytes * copies;
+      input.circuits = circuits.empty() ? std::string("no circuit") : circuits;
+      if (copies > 1) input.circuits += " (" + std::to_string(copies) + " copies of each key's points)";
+      input.matrices_bytes = config_.backend_spmv ? plan_.pce_bytes : 0;
+      input.slots = slots_;
+      input.slot_bytes = backend_->device_working_bytes(n, variables);
+      out.push_back(std::move(input));
+    }
+    return out;
+  };
+  if (wanted > 1) {
+    // msm_copies auto: the copies where every device holds them beside its slots, else one.
+    backend_->settle_device_key_copies(wanted);
+    key_copies_ = choose_device_key_copies(inputs(), wanted);
+    if (key_copies_.copies != wanted) {
+      backend_->settle_device_key_copies(key_copies_.copies);
+      COPROVE_LOG(warning, "engine") << "msm_copies auto: " << key_copies_.reason;
+    } else {
+      COPROVE_LOG(info, "engine") << "msm_copies auto: " << key_copies_.reason;
+    }
   }
+  runtime::registry::global()
+      .get_gauge("coprove_engine_device_key_copies",
+                 "Copies of each proving key's points kept on a device for the MSMs (msm_copies, or what auto settled)")
+      .set(static_cast<double>(key_copies_.copies));
+  for (const device_memory_plan_input& input : inputs())
+    COPROVE_LOG(info, "engine") << "device memory plan: " << plan_device_memory(input).describe();
 }
 
 // Each zkey circuit: a key entry (the zkey's queries, its prepared vk) and its domain, charged in
@@ -1835,6 +1864,7 @@ engine_status engine_core::status_snapshot() const {
   s.devices = backend_->device_names();
   s.worker_slots_per_device = slots_;
   s.plan = plan_;
+  s.device_keys = key_copies_;
   s.pinned_pool = pool_->stats();
   s.pce_policy = pce_->policy();
   s.pce = pce_->stats();
@@ -1880,6 +1910,7 @@ engine_report engine_core::report() const {
   r.pce = pce_->stats();
   r.pce_bytes = pce_->bytes();
   r.plan = plan_;
+  r.device_keys = key_copies_;
   r.pce_cache_dir = config_.pce_cache_dir;
   r.pce_cache = pce_cache_entries();
   r.synthesis_threads = synthesis_threads_;

@@ -53,6 +53,7 @@ boost::json::object to_json(const engine_status& s) {
   o["devices"] = names_json(s.devices);
   o["worker_slots_per_device"] = s.worker_slots_per_device;
   o["memory_plan"] = s.plan.to_json();
+  o["device_keys"] = s.device_keys.to_json();
   o["pinned_pool"] = boost::json::object{{"allocator", ps.allocator},
                                          {"capacity_bytes", ps.capacity_bytes},
                                          {"bytes_allocated", ps.bytes_allocated},
@@ -149,7 +150,8 @@ boost::json::object to_json(const engine_report& r) {
       {"gpu_busy_fraction_per_device", std::move(busy)},
       {"h2d_gb_per_s", r.h2d_gb_per_s},
       {"stages", std::move(stages)},
-      {"memory_plan", r.plan.to_json()}};
+      {"memory_plan", r.plan.to_json()},
+      {"device_keys", r.device_keys.to_json()}};
   add_depth(out["dispatch"].as_object(), d.basis);
   add_pce_cache(out["pce"].as_object(), r.pce_cache_dir, r.pce_cache);
   out["bottleneck"] = bottleneck_json(r.bottleneck);

@@ -271,7 +271,7 @@ std::size_t device_key_bytes(std::size_t num_inputs, std::size_t num_aux, std::s
          variables * device_g2_bytes;
 }
 
-device_memory_plan plan_device_memory(const device_memory_plan_input& input) {
+device_memory_plan size_device_memory(const device_memory_plan_input& input) noexcept {
   device_memory_plan plan;
   plan.input = input;
   constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
@@ -282,7 +282,13 @@ device_memory_plan plan_device_memory(const device_memory_plan_input& input) {
     overflow = overflow || total > max - part;
     total = overflow ? max : total + part;
   }
-  plan.total_bytes = total;
+  plan.total_bytes = total;  // saturated at the maximum on overflow, which fits no device
+  return plan;
+}
+
+device_memory_plan plan_device_memory(const device_memory_plan_input& input) {
+  const device_memory_plan plan = size_device_memory(input);
+  const bool overflow = plan.total_bytes == std::numeric_limits<std::size_t>::max();
   if (overflow || !plan.fits())
     throw std::runtime_error("device memory plan: device " + std::to_string(input.device) + " (" + input.device_name +
                              ") has " + std::to_string(input.total_bytes) + " bytes; the proving keys of " +
@@ -312,6 +318,38 @@ boost::json::object device_memory_plan::to_json() const {
           {"slot_bytes", input.slot_bytes},
           {"margin_bytes", input.margin_bytes},
           {"total_bytes", total_bytes}};
+}
+
+device_key_copies_choice choose_device_key_copies(const std::vector<device_memory_plan_input>& with_copies,
+                                                  std::size_t copies) {
+  device_key_copies_choice choice;
+  choice.source = "auto";
+  if (copies <= 1) {
+    choice.copies = 1;
+    choice.reason = "the backend keeps no copies of a key's points";
+    return choice;
+  }
+  for (const device_memory_plan_input& input : with_copies) {
+    const device_memory_plan plan = size_device_memory(input);
+    const bool overflow = plan.total_bytes == std::numeric_limits<std::size_t>::max();
+    if (overflow || !plan.fits()) {
+      choice.copies = 1;
+      choice.reason = std::to_string(copies) + " copies of each key's points do not fit device " +
+                      std::to_string(input.device) + " (" + input.device_name + "): " +
+                      (overflow ? std::string("more than can be counted") : plan.describe()) +
+                      "; the keys stay in one copy (msm_copies " + std::to_string(copies) +
+                      " to insist, or fewer circuits, slots or a smaller max_log_constraints to make room)";
+      return choice;
+    }
+  }
+  choice.copies = copies;
+  choice.reason = std::to_string(copies) + " copies of each key's points fit";
+  for (const device_memory_plan_input& input : with_copies) choice.reason += "; " + size_device_memory(input).describe();
+  return choice;
+}
+
+boost::json::object device_key_copies_choice::to_json() const {
+  return {{"copies", copies}, {"source", source}, {"reason", reason}};
 }
 
 }  // namespace coprove::engine

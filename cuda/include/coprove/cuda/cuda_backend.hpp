@@ -51,8 +51,10 @@ std::string_view default_bridge_strategy() noexcept;
 /// the MSM plan's width for each query's size), and the device memory plan charges the key that
 /// many times. Copies pay when they cover every window (m = 1: 13 copies for the 20-bit windows the
 /// plan picks at 2^22..2^24 points, 12 for 22 bits): fewer of them leave m windows of wide buckets
-/// each, which measured slower than no copies. std::invalid_argument for copies outside 1..16, more
-/// copies than windows of that width, or a width with one copy.
+/// each, which measured slower than no copies. `msm_copies` 0 (auto) leaves the count to the
+/// engine's device memory plan: msm_auto_copies (13) where every device holds them beside its
+/// worker slots, else 1 (compute_backend::settle_device_key_copies). std::invalid_argument for
+/// copies above 16, more copies than windows of that width, a width with one copy or with auto.
 std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devices = {},
                                                            std::size_t slots_per_device = 3,
                                                            std::string_view bridge = {},

@@ -113,6 +113,11 @@ msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits = 0, 
 inline constexpr unsigned msm_max_precomputed_bits = 22;
 /// The most copies a backend keeps: one a window of 16 bits.
 inline constexpr unsigned msm_max_copies = 16;
+/// The copies a backend keeps where the device's memory holds them when the count is left to it
+/// (msm_copies "auto"): one a window of 20 bits, the fastest measured on an H200 from 2^20 to 2^24
+/// points and within 1 % of the best at 2^26 (bench/RESULTS.md, the MSM over shifted copies).
+inline constexpr unsigned msm_auto_copies = msm_window_count(20);
+static_assert(msm_auto_copies == 13 && msm_auto_copies <= msm_max_copies);
 
 /// The signed digits of a canonical scalar, window 0 first (the host twin of msm_signed_digit, for
 /// tests): sum_w digits[w] 2^(c w) equals the scalar.

@@ -59,6 +59,7 @@ struct engine_status {
   std::vector<std::string> devices;
   std::size_t worker_slots_per_device = 0;
   memory_plan plan;
+  device_key_copies_choice device_keys;  ///< copies of each key's points on a device, and why
   pinned::pool_stats pinned_pool;
   r1cs::pce_policy pce_policy = r1cs::pce_policy::wait;
   r1cs::pce_stats pce;
@@ -100,6 +101,7 @@ struct engine_report {
   std::uint64_t jobs_done = 0, jobs_failed = 0, jobs_cancelled = 0;
   double elapsed_s = 0;  ///< first admission of the window to the last end (or now, while busy)
   double throughput_partitions_per_s = 0;
+  device_key_copies_choice device_keys;  ///< copies of each key's points on a device, and why
   struct dispatch_figures {
     dispatch_policy policy = dispatch_policy::semaphore;
     std::size_t depth = 0, devices = 0;

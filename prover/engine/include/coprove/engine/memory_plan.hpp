@@ -13,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace coprove::r1cs {
 class circuit;
@@ -136,5 +137,23 @@ struct device_memory_plan {
 /// Computes one device's plan; throws std::runtime_error naming the device, the circuits and the
 /// bytes when it does not fit (or its numbers overflow).
 device_memory_plan plan_device_memory(const device_memory_plan_input& input);
+/// The same figures without the refusal (fits() says; total_bytes saturates on overflow).
+device_memory_plan size_device_memory(const device_memory_plan_input& input) noexcept;
+
+/// How many copies of each proving key's points the devices keep (the CUDA backend's shifted
+/// copies for the MSM), and why.
+struct device_key_copies_choice {
+  std::size_t copies = 1;
+  std::string source = "configured";  ///< "configured" (msm_copies set) or "auto"
+  std::string reason;                 ///< one line: what fitted, or which device did not
+  boost::json::object to_json() const;
+};
+
+/// The engine's choice when the backend leaves it to the device memory plan (msm_copies "auto"):
+/// `copies` where every device's plan, computed with that many copies (`with_copies`, one input a
+/// device: keys charged `copies` times, the slots' bytes at that many copies), fits; otherwise 1,
+/// naming the first device that does not hold them.
+device_key_copies_choice choose_device_key_copies(const std::vector<device_memory_plan_input>& with_copies,
+                                                  std::size_t copies);
 
 }  // namespace coprove::engine
