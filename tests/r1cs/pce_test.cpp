@@ -383,9 +383,14 @@ TEST_CASE("under eager, partitions that arrive during the build take the slow pa
     outputs.emplace_back(std::size_t{1} << 11);
   }
   std::vector<std::thread> threads;
-  for (std::size_t p = 0; p < partitions; ++p) {
+  const auto start = [&](std::size_t p) {
     threads.emplace_back([&, p] { cache.synthesize(*circuits[p], outputs[p].a, outputs[p].b, outputs[p].c); });
-  }
+  };
+  // The builder first, the others once it holds the build: a slow-path partition that reached the
+  // circuit before the builder would be the one held, and partitions after the unheld build hits.
+  start(0);
+  REQUIRE(eventually([&] { return first_taken.load(); }));
+  for (std::size_t p = 1; p < partitions; ++p) start(p);
   for (auto& t : threads) t.join();
   for (const auto& c : circuits) REQUIRE(c->released_);
   pce_stats s = cache.stats();
