@@ -73,6 +73,10 @@ TEST_CASE("with the depth unset the engine measures it and says what it came fro
   CHECK(report.at("bottleneck").at("kind").is_string());
   CHECK_FALSE(report.at("bottleneck").at("message").as_string().empty());
   CHECK(e.status_json().at("bottleneck").at("kind") == report.at("bottleneck").at("kind"));
+  // The host backend keeps its keys in host memory: one copy, configured, in both.
+  CHECK(number(report.at("device_keys").at("copies")) == 1);
+  CHECK(report.at("device_keys").at("source").as_string() == "configured");
+  CHECK(e.status_json().at("device_keys") == report.at("device_keys"));
   require_at_baseline(e);
 }
 

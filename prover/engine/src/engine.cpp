@@ -725,7 +725,13 @@ void engine_core::plan_devices() {
   key_copies_.source = wanted != 0 ? "auto" : "configured";
   key_copies_.reason = wanted != 0 ? "no proving key goes to a device in this engine (results or backend)"
                                    : "as the backend was configured (msm_copies)";
-  if (config_.results != result_kind::proof || !backend_->copies_to_device()) return;
+  const auto publish = [&] {
+    runtime::registry::global()
+        .get_gauge("coprove_engine_device_key_copies",
+                   "Copies of each proving key's points kept on a device for the MSMs (msm_copies, or what auto settled)")
+        .set(static_cast<double>(key_copies_.copies));
+  };
+  if (config_.results != result_kind::proof || !backend_->copies_to_device()) return publish();
   std::size_t key_bytes = 0, n = std::size_t{1} << config_.max_log_constraints, variables = 0;
   std::string circuits;
   const auto add = [&](const std::string& name, std::size_t bytes, std::size_t domain, std::size_t vars) {
@@ -778,10 +784,7 @@ void engine_core::plan_devices() {
       COPROVE_LOG(info, "engine") << "msm_copies auto: " << key_copies_.reason;
     }
   }
-  runtime::registry::global()
-      .get_gauge("coprove_engine_device_key_copies",
-                 "Copies of each proving key's points kept on a device for the MSMs (msm_copies, or what auto settled)")
-      .set(static_cast<double>(key_copies_.copies));
+  publish();
   for (const device_memory_plan_input& input : inputs())
     COPROVE_LOG(info, "engine") << "device memory plan: " << plan_device_memory(input).describe();
 }
