@@ -780,8 +780,6 @@ class cuda_backend final : public engine::compute_backend {
     if (keys_made_.load())
       throw std::logic_error("cuda backend: the copies of a key's points settle before the first key is made resident");
     copies_.store(static_cast<unsigned>(copies));
-    COPROVE_LOG(info, "cuda") << "MSM: " << copies << " cop" << (copies == 1 ? "y" : "ies")
-                              << " of each proving key's points on the device, as the device memory plan settled";
   }
 
   std::optional<engine::device_memory> device_memory_of(std::size_t device) const override {
@@ -792,7 +790,7 @@ class cuda_backend final : public engine::compute_backend {
     return m;
   }
 
-  std::size_t device_working_bytes(std::size_t n, std::size_t variables) const noexcept override {
+  std::size_t device_working_bytes(std::size_t n, std::size_t variables, std::size_t key_copies) const noexcept override {
     // a, b, c and the witness, the evaluation's scratch, and the largest MSM's workspace (the
     // slot's MSMs run one after another on its stream).
     const std::size_t log_n = static_cast<std::size_t>(std::countr_zero(n));
@@ -801,7 +799,7 @@ class cuda_backend final : public engine::compute_backend {
       for (const auto& [group, count] :
            {std::pair{msm_group::g1, std::max(n, variables)}, std::pair{msm_group::g2, variables}})
         msm = std::max(msm,
-                       msm_workspace_bytes(plan_msm(group, count, window_bits_, copies_.load())));
+                       msm_workspace_bytes(plan_msm(group, count, window_bits_, static_cast<unsigned>(key_copies))));
     } catch (const std::exception&) {
       return ~std::size_t{0};  // beyond the MSM's sizes: nothing fits
     }

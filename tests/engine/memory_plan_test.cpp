@@ -227,6 +227,7 @@ TEST_CASE("msm_copies auto: the copies where every device's plan holds them, els
 
   // Numbers past counting fit nowhere, and size_device_memory says so without throwing.
   second.slot_bytes = ~std::size_t{0};
+  CHECK(size_device_memory(second).overflow);
   CHECK_FALSE(size_device_memory(second).fits());
   CHECK(choose_device_key_copies({in, second}, 13).copies == 1);
   CHECK(choose_device_key_copies({in}, 13).copies == 13);

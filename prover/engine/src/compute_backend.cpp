@@ -35,7 +35,8 @@ void compute_backend::settle_device_key_copies(std::size_t copies) {
                          std::to_string(copies) + ")");
 }
 
-std::size_t compute_backend::device_working_bytes(std::size_t /*n*/, std::size_t /*variables*/) const noexcept {
+std::size_t compute_backend::device_working_bytes(std::size_t /*n*/, std::size_t /*variables*/,
+                                                  std::size_t /*key_copies*/) const noexcept {
   return 0;
 }
 

@@ -752,9 +752,8 @@ void engine_core::plan_devices() {
         shape.num_inputs + shape.num_aux);
   }
   const std::vector<std::string> names = backend_->device_names();
-  // Each device's plan at the copies the backend has settled now.
-  const auto inputs = [&] {
-    const std::size_t copies = backend_->device_key_copies();
+  // Each device's plan with the keys in `copies` copies.
+  const auto inputs = [&](std::size_t copies) {
     std::vector<device_memory_plan_input> out;
     for (std::size_t d = 0; d < devices_; ++d) {
       const std::optional<device_memory> memory = backend_->device_memory_of(d);
@@ -768,24 +767,22 @@ void engine_core::plan_devices() {
       if (copies > 1) input.circuits += " (" + std::to_string(copies) + " copies of each key's points)";
       input.matrices_bytes = config_.backend_spmv ? plan_.pce_bytes : 0;
       input.slots = slots_;
-      input.slot_bytes = backend_->device_working_bytes(n, variables);
+      input.slot_bytes = backend_->device_working_bytes(n, variables, copies);
       out.push_back(std::move(input));
     }
     return out;
   };
   if (wanted > 1) {
     // msm_copies auto: the copies where every device holds them beside its slots, else one.
-    backend_->settle_device_key_copies(wanted);
-    key_copies_ = choose_device_key_copies(inputs(), wanted);
-    if (key_copies_.copies != wanted) {
-      backend_->settle_device_key_copies(key_copies_.copies);
+    key_copies_ = choose_device_key_copies(inputs(wanted), wanted);
+    backend_->settle_device_key_copies(key_copies_.copies);
+    if (key_copies_.copies != wanted)
       COPROVE_LOG(warning, "engine") << "msm_copies auto: " << key_copies_.reason;
-    } else {
+    else
       COPROVE_LOG(info, "engine") << "msm_copies auto: " << key_copies_.reason;
-    }
   }
   publish();
-  for (const device_memory_plan_input& input : inputs())
+  for (const device_memory_plan_input& input : inputs(key_copies_.copies))
     COPROVE_LOG(info, "engine") << "device memory plan: " << plan_device_memory(input).describe();
 }
 

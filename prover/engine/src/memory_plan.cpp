@@ -282,21 +282,21 @@ device_memory_plan size_device_memory(const device_memory_plan_input& input) noe
     overflow = overflow || total > max - part;
     total = overflow ? max : total + part;
   }
-  plan.total_bytes = total;  // saturated at the maximum on overflow, which fits no device
+  plan.total_bytes = total;
+  plan.overflow = overflow;
   return plan;
 }
 
 device_memory_plan plan_device_memory(const device_memory_plan_input& input) {
   const device_memory_plan plan = size_device_memory(input);
-  const bool overflow = plan.total_bytes == std::numeric_limits<std::size_t>::max();
-  if (overflow || !plan.fits())
+  if (!plan.fits())
     throw std::runtime_error("device memory plan: device " + std::to_string(input.device) + " (" + input.device_name +
                              ") has " + std::to_string(input.total_bytes) + " bytes; the proving keys of " +
                              input.circuits + " need " + std::to_string(input.key_bytes) + ", and with " +
                              std::to_string(input.slots) + " worker slots of " + std::to_string(input.slot_bytes) +
                              " bytes, " + std::to_string(input.matrices_bytes) + " of matrices and a margin of " +
                              std::to_string(input.margin_bytes) + " the plan needs " +
-                             (overflow ? std::string("more than can be counted") : std::to_string(plan.total_bytes)) +
+                             (plan.overflow ? std::string("more than can be counted") : std::to_string(plan.total_bytes)) +
                              " bytes");
   return plan;
 }
@@ -329,22 +329,22 @@ device_key_copies_choice choose_device_key_copies(const std::vector<device_memor
     choice.reason = "the backend keeps no copies of a key's points";
     return choice;
   }
+  std::string described;
   for (const device_memory_plan_input& input : with_copies) {
     const device_memory_plan plan = size_device_memory(input);
-    const bool overflow = plan.total_bytes == std::numeric_limits<std::size_t>::max();
-    if (overflow || !plan.fits()) {
+    if (!plan.fits()) {
       choice.copies = 1;
       choice.reason = std::to_string(copies) + " copies of each key's points do not fit device " +
                       std::to_string(input.device) + " (" + input.device_name + "): " +
-                      (overflow ? std::string("more than can be counted") : plan.describe()) +
+                      (plan.overflow ? std::string("more than can be counted") : plan.describe()) +
                       "; the keys stay in one copy (msm_copies " + std::to_string(copies) +
                       " to insist, or fewer circuits, slots or a smaller max_log_constraints to make room)";
       return choice;
     }
+    described += "; " + plan.describe();
   }
   choice.copies = copies;
-  choice.reason = std::to_string(copies) + " copies of each key's points fit";
-  for (const device_memory_plan_input& input : with_copies) choice.reason += "; " + size_device_memory(input).describe();
+  choice.reason = std::to_string(copies) + " copies of each key's points fit" + described;
   return choice;
 }
 

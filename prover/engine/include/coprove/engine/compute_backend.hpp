@@ -144,16 +144,16 @@ class compute_backend {
   /// copies are fixed (the default). Until settled, device_key_copies() is 1.
   virtual std::size_t device_key_copies_wanted() const noexcept { return 0; }
   /// Settles the copies the engine chose (1, or device_key_copies_wanted()), before the first key
-  /// is made resident; device_key_copies() and device_working_bytes() follow it. Throws
-  /// std::logic_error for a backend whose copies are fixed, another count, or after a key upload.
+  /// is made resident; device_key_copies() follows it. Throws std::logic_error for a backend whose
+  /// copies are fixed, another count, or after a key upload.
   virtual void settle_device_key_copies(std::size_t copies);
   /// The device's memory, for the device memory plan; nullopt for a backend whose devices use the
   /// host's memory (the host backend: its keys are charged in the host memory plan).
   virtual std::optional<device_memory> device_memory_of(std::size_t device) const;
   /// Device memory one worker slot takes for a task of domain size n and `variables` witness values
-  /// that runs the proof's MSMs (its buffers and the MSMs' workspace, the largest of them); 0 for
-  /// the host backend.
-  virtual std::size_t device_working_bytes(std::size_t n, std::size_t variables) const noexcept;
+  /// that runs the proof's MSMs over keys held in `key_copies` copies (its buffers and the MSMs'
+  /// workspace, the largest of them); 0 for the host backend.
+  virtual std::size_t device_working_bytes(std::size_t n, std::size_t variables, std::size_t key_copies) const noexcept;
 
   /// Completions the thread running the engine's io_context may finish itself within its spin
   /// windows (pass it to runtime::run_spinning): the CUDA backend's completion bridges, so a GPU

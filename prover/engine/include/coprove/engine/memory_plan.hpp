@@ -126,9 +126,10 @@ struct device_memory_plan_input {
 struct device_memory_plan {
   device_memory_plan_input input;
   std::size_t slots_bytes = 0;  ///< slots x slot bytes
-  std::size_t total_bytes = 0;  ///< keys + matrices + slots + margin
+  std::size_t total_bytes = 0;  ///< keys + matrices + slots + margin (saturated on overflow)
+  bool overflow = false;        ///< the sum could not be counted in a size_t
 
-  bool fits() const noexcept { return total_bytes <= input.total_bytes; }
+  bool fits() const noexcept { return !overflow && total_bytes <= input.total_bytes; }
   /// One line with MiB figures.
   std::string describe() const;
   boost::json::object to_json() const;
@@ -137,7 +138,7 @@ struct device_memory_plan {
 /// Computes one device's plan; throws std::runtime_error naming the device, the circuits and the
 /// bytes when it does not fit (or its numbers overflow).
 device_memory_plan plan_device_memory(const device_memory_plan_input& input);
-/// The same figures without the refusal (fits() says; total_bytes saturates on overflow).
+/// The same figures without the refusal (fits() says).
 device_memory_plan size_device_memory(const device_memory_plan_input& input) noexcept;
 
 /// How many copies of each proving key's points the devices keep (the CUDA backend's shifted
