@@ -86,6 +86,12 @@ std::string format_report(const json::object& r, const std::string& memory_plan_
     out << ")";
   }
   out << "\n";
+  if (const double key_s = number(r, "key_residency_s"); key_s > 0) {
+    out << "  proving key    " << fixed(key_s, 2) << " s of the window making it resident on the devices (upload";
+    if (const double copies = number(r, "device_keys.copies"); copies > 1)
+      out << " and " << count(copies) << " copies of its points, msm_copies " << text(r, "device_keys.source");
+    out << "); the slots that waited for it were idle\n";
+  }
   if (const auto* h2d = at(r, "h2d_gb_per_s"); h2d && number(r, "h2d_gb_per_s") > 0) {
     out << "  H2D            " << fixed(number(r, "h2d_gb_per_s"), 1) << " GB/s\n";
   }

@@ -7,6 +7,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <thread>
+
 namespace {
 
 using namespace coprove::engine;
@@ -146,4 +149,25 @@ TEST_CASE("with a trace, each event of a partition lands on its lanes", "[engine
   CHECK(o.trace()->to_json().find("\"outcome\":\"" + coprove::runtime::operation_aborted().message()) !=
         std::string::npos);
   CHECK(report_of(o).syntheses.configured == 1);
+}
+
+TEST_CASE("the window's time spent making a key resident counts once, however many slots waited", "[engine][observer][cpu]") {
+  partition_observer o(two_devices());
+  o.partitions_queued(3);
+  const partition_ref p{1, 0, o.admitted()};  // the window starts here and stays open while p is in flight
+  const std::uint64_t t0 = coprove::runtime::trace_writer::now_ns();
+  constexpr std::uint64_t ms = 1'000'000;
+  // Device 0: one slot uploads for 20 ms; a second slot waited for the same upload from 5 ms until
+  // 25 ms: 25 ms in all. Device 1: 15 ms, and a span before the window counts from its start.
+  o.key_uploaded(p, {0, 0}, t0, t0 + 20 * ms);
+  o.key_uploaded(p, {0, 1}, t0 + 5 * ms, t0 + 25 * ms);
+  o.key_uploaded(p, {0, 0}, t0 + 2 * ms, t0 + 15 * ms);  // inside what was counted already
+  o.key_uploaded(p, {1, 0}, t0 - 10'000 * ms, t0 + 15 * ms);
+  std::this_thread::sleep_for(std::chrono::milliseconds(40));  // a window longer than the spans
+  engine_report r = report_of(o);
+  // The mean over the devices (device 1's span began a few microseconds before t0, at the window).
+  CHECK(r.key_residency_s >= 0.020);
+  CHECK(r.key_residency_s <= 0.0205);
+  o.reset();
+  CHECK(report_of(o).key_residency_s == 0);
 }

@@ -80,7 +80,7 @@ TEST_CASE("service: a full queue answers 429 queue_full with Retry-After, and a 
 
 TEST_CASE("service: a job body must be sent as application/json", "[service][cpu]") {
   test::service_under_test s(no_change);
-  for (const std::string type : std::vector<std::string>{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"}) {
+  for (const std::string& type : std::vector<std::string>{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"}) {
     const auto r = s.request(http_request("POST", "/v1/jobs", "Content-Type: " + type + "\r\n", R"({"seed": 1})"));
     CHECK(r.status == 415);
     CHECK(r.json().at("error").at("code") == "unsupported_media_type");
@@ -128,7 +128,7 @@ TEST_CASE("service: with a token every request but /healthz needs it", "[service
     c.auth_token = "0123456789abcdef0123456789abcdef";
   });
   CHECK(s.request(http_request("GET", "/healthz")).status == 200);
-  for (const std::string header : std::vector<std::string>{"", "Authorization: Bearer wrong\r\n", "Authorization: Basic dXNlcjpwYXNz\r\n",
+  for (const std::string& header : std::vector<std::string>{"", "Authorization: Bearer wrong\r\n", "Authorization: Basic dXNlcjpwYXNz\r\n",
                                    "Authorization: Bearer 0123456789abcdef0123456789abcdeF\r\n"}) {
     const auto r = s.request(http_request("GET", "/v1/status", header));
     CHECK(r.status == 401);

@@ -148,6 +148,7 @@ boost::json::object to_json(const engine_report& r) {
                                         {"late_abc", r.syntheses.late_abc}}},
       {"gpu_busy_fraction", r.gpu_busy_fraction},
       {"gpu_busy_fraction_per_device", std::move(busy)},
+      {"key_residency_s", r.key_residency_s},
       {"h2d_gb_per_s", r.h2d_gb_per_s},
       {"stages", std::move(stages)},
       {"memory_plan", r.plan.to_json()},

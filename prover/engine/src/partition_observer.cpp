@@ -82,7 +82,7 @@ struct partition_observer::metrics {
     pool_allocations = &r.get_gauge(p + "pinned_pool_allocations", "Pinned pool buffers allocated");
     depth = &r.get_gauge(p + "dispatch_depth",
                          "Admission depth per device: partitions a device may have in flight (measured or configured)");
-    for (const char* kind : {"device", "synthesis", "depth", "memory", "copies", "none"})
+    for (const char* kind : {"device", "key", "synthesis", "depth", "memory", "copies", "none"})
       bottleneck[kind] = &r.get_gauge(p + "bottleneck",
                                       "What limits throughput over the report window (1 for the kind named, 0 for the "
                                       "others), as the report's bottleneck says",
@@ -99,6 +99,8 @@ partition_observer::partition_observer(observer_config cfg)
       metrics_(std::make_unique<metrics>(cfg_.device_names.size())),
       busy_ns_(std::make_unique<counter[]>(cfg_.device_names.size())),
       busy_since_(std::make_unique<counter[]>(cfg_.device_names.size())),
+      key_ns_(std::make_unique<counter[]>(cfg_.device_names.size())),
+      key_until_(std::make_unique<counter[]>(cfg_.device_names.size())),
       active_(std::make_unique<std::atomic<std::size_t>[]>(cfg_.device_names.size())) {
   for (const char* stage : stage_names) stage_ms_[stage] = std::make_unique<runtime::histogram>();
   set_depth(cfg_.depth_per_device);
@@ -232,6 +234,14 @@ void partition_observer::matrices_uploaded(const partition_ref& p, worker_ref w,
 
 void partition_observer::key_uploaded(const partition_ref& p, worker_ref w, std::uint64_t start, std::uint64_t end) {
   trace_event("key_upload", "gpu", device_lane(w), start, end, p);
+  // Slots that wait for the same upload report overlapping spans: each adds only what reaches
+  // past the latest end seen, and nothing before the window.
+  const std::size_t d = w.device;
+  std::uint64_t until = key_until_[d].load(std::memory_order_relaxed);
+  while (until < end && !key_until_[d].compare_exchange_weak(until, end, std::memory_order_relaxed)) {
+  }
+  const std::uint64_t from = std::max({start, until, window_start_ns_.load(std::memory_order_relaxed)});
+  if (end > from) add(key_ns_[d], end - from);
 }
 
 void partition_observer::device_started(std::size_t device) {
@@ -411,8 +421,9 @@ void partition_observer::fill(engine_report& r) const {
                 r.dispatch.basis};
   r.syntheses = {load(pce_hits_), load(pce_slow_), load(configured_), load(spmv_on_backend_), load(late_abc_)};
   r.gpu_busy_fraction_per_device.clear();
-  double busy_sum = 0;
+  double busy_sum = 0, key_sum = 0;
   for (std::size_t d = 0; d < devices; ++d) {
+    key_sum += std::min(static_cast<double>(load(key_ns_[d])) / 1e9, r.elapsed_s);
     std::uint64_t b = load(busy_ns_[d]);
     if (active_[d].load(std::memory_order_relaxed) > 0) {
       const std::uint64_t since = std::max(load(busy_since_[d]), start);
@@ -424,6 +435,7 @@ void partition_observer::fill(engine_report& r) const {
     metrics_->gpu_busy[d]->set(fraction);
   }
   r.gpu_busy_fraction = devices > 0 ? busy_sum / static_cast<double>(devices) : 0.0;
+  r.key_residency_s = devices > 0 ? key_sum / static_cast<double>(devices) : 0.0;
   const std::uint64_t h2d_ns = load(h2d_ns_);
   r.h2d_gb_per_s = h2d_ns > 0 ? static_cast<double>(load(h2d_bytes_)) / static_cast<double>(h2d_ns) : 0.0;
   metrics_->partitions_per_second->set(r.throughput_partitions_per_s);
@@ -446,6 +458,7 @@ void partition_observer::reset() {
   max_gpu_queue_.store(gpu_queue_.current(), std::memory_order_relaxed);
   for (std::size_t d = 0; d < cfg_.device_names.size(); ++d) {
     busy_ns_[d].store(0, std::memory_order_relaxed);
+    key_ns_[d].store(0, std::memory_order_relaxed);
     if (active_[d].load(std::memory_order_relaxed) > 0) busy_since_[d].store(now, std::memory_order_relaxed);
   }
   for (auto& [name, h] : stage_ms_) h->reset();

@@ -1,5 +1,6 @@
 // What limits throughput, named in one line a person can act on: the device (busy >= 95 % of the
-// window), the copies (when they are most of a busy device's time), synthesis (the CPU: the
+// window), the copies (when they are most of a busy device's time), the key (making a proving key
+// resident on the devices took at least half of the window they were idle), synthesis (the CPU: the
 // synthesis threads give fewer partitions a second than the devices could take), the depth
 // (worker slots idled behind it with synthesis threads to spare), memory (the same, with the depth
 // at the memory plan's limit), or none (nothing was saturated: the work ran out, or start-up

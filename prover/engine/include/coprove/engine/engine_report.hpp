@@ -49,7 +49,7 @@ struct pce_cache_entry {
 
 /// What limits throughput (see bottleneck.hpp).
 struct bottleneck_report {
-  std::string kind = "none";  ///< device, synthesis, depth, memory, copies or none
+  std::string kind = "none";  ///< device, copies, key, synthesis, depth, memory or none
   std::string message;
 };
 
@@ -121,6 +121,9 @@ struct engine_report {
   } syntheses;
   double gpu_busy_fraction = 0;  ///< the mean of the per-device fractions
   std::vector<double> gpu_busy_fraction_per_device;
+  /// Seconds of the window in which a device made a proving key resident (its upload and the
+  /// copies of its points; the slots waited and were not busy), the mean over devices.
+  double key_residency_s = 0;
   double h2d_gb_per_s = 0;
   /// queue_wait, synthesis, gpu_queue, h2d, spmv, gpu_compute, d2h, evaluation, prove,
   /// proof_verify, total.

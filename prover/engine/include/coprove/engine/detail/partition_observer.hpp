@@ -133,6 +133,7 @@ class partition_observer {
   counter starved_depth_{0}, starved_synthesis_{0};
   counter h2d_bytes_{0}, h2d_ns_{0};
   std::unique_ptr<counter[]> busy_ns_, busy_since_;   // per device, within the window
+  std::unique_ptr<counter[]> key_ns_, key_until_;     // per device: making keys resident, in the window
   std::unique_ptr<std::atomic<std::size_t>[]> active_;  // per device, slots with work
   std::map<std::string, std::unique_ptr<runtime::histogram>, std::less<>> stage_ms_;
 
