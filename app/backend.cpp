@@ -15,6 +15,7 @@
 
 #ifdef COPROVE_HAVE_CUDA
 #include <coprove/cuda/cuda_backend.hpp>
+#include <coprove/cuda/subgroup.hpp>
 #endif
 
 namespace coprove::app {
@@ -56,6 +57,22 @@ std::unique_ptr<engine::compute_backend> make_cuda(const app::app_config& config
 }
 
 }  // namespace
+
+std::optional<groth16::bulk_subgroup_test> key_subgroup_test(const app::app_config& config) {
+  const bool on_gpu = config.backend == app::backend_choice::cuda ||
+                      (config.backend == app::backend_choice::automatic && visible_gpus() > 0);
+  if (!on_gpu || !cuda_compiled_in() || visible_gpus() == 0) return std::nullopt;  // make_backend says why
+#ifdef COPROVE_HAVE_CUDA
+  const int device = config.devices.empty() ? 0 : static_cast<int>(config.devices.front());
+  COPROVE_LOG(info, "app") << "proving keys: the subgroup tests of their points run on CUDA device " << device;
+  return groth16::bulk_subgroup_test{
+      "CUDA device " + std::to_string(device),
+      [device](std::span<const field::g1_affine> p) { return cuda::first_outside_subgroup(p, device); },
+      [device](std::span<const field::g2_affine> p) { return cuda::first_outside_subgroup(p, device); }};
+#else
+  return std::nullopt;
+#endif
+}
 
 std::unique_ptr<engine::compute_backend> make_backend(const app::app_config& config) {
   using app::backend_choice;

@@ -6,11 +6,13 @@
 #include <coprove/engine/compute_backend.hpp>
 #include "config.hpp"
 #include <coprove/engine/engine.hpp>
+#include <coprove/groth16/key_files.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/json/object.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace coprove::app {
@@ -30,6 +32,11 @@ std::string auto_backend_name();
 /// list) is asked for and cannot be had; logs at warning (once) and counts in
 /// coprove_backend_cpu_fallback_total when `auto` finds no GPU.
 std::unique_ptr<engine::compute_backend> make_backend(const app::app_config& config);
+
+/// The proving keys' subgroup tests on the GPU the configuration's backend resolves to (its first
+/// device), for load_engine_keys; nullopt on the host backend, where the decoders test each point
+/// on the CPU. Said at info when a GPU makes them.
+std::optional<groth16::bulk_subgroup_test> key_subgroup_test(const app::app_config& config);
 
 /// Builds the backend and the engine on `control`. A configuration the engine refuses becomes a
 /// usage_error naming `command`; a memory plan that does not fit stays a memory_plan_error.

@@ -51,15 +51,16 @@ bool engine_keys::has(const std::string& circuit, unsigned log_constraints) cons
 
 engine_keys load_engine_keys(const std::vector<std::string>& dirs, const std::string& cache_dir,
                              const std::string& circuit, unsigned log_constraints, const std::string& command,
-                             bool required) {
+                             bool required, const groth16::bulk_subgroup_test* subgroup_test) {
   engine_keys out;
   try {
     if (dirs.empty()) {
       add(out, development_keys(circuit, log_constraints,
-                                cache_dir.empty() ? default_key_cache_dir() : std::filesystem::path(cache_dir)));
+                                cache_dir.empty() ? default_key_cache_dir() : std::filesystem::path(cache_dir),
+                                subgroup_test));
     } else {
       for (const auto& dir : dirs) {
-        key_set set = read_key_dir(dir);
+        key_set set = read_key_dir(dir, std::nullopt, subgroup_test);
         if (out.has(set.circuit, set.log_constraints))
           throw usage_error("coprove " + command + ": --keys " + dir + ": a second key for " +
                             name_of(set.circuit, set.log_constraints));

@@ -32,8 +32,9 @@ struct engine_keys {
 /// from `cache_dir` (empty: default_key_cache_dir()). With `required` set, a key for that circuit
 /// and size must be among them: otherwise a usage_error names `command`, the keys there are and how
 /// to make the missing one. Key directories that cannot be read are usage errors naming the file.
+/// `subgroup_test` (key_subgroup_test's) makes the proving queries' subgroup tests.
 engine_keys load_engine_keys(const std::vector<std::string>& dirs, const std::string& cache_dir,
                              const std::string& circuit, unsigned log_constraints, const std::string& command,
-                             bool required = true);
+                             bool required = true, const groth16::bulk_subgroup_test* subgroup_test = nullptr);
 
 }  // namespace coprove::app

@@ -309,7 +309,8 @@ key_metadata read_key_metadata(const fs::path& dir) {
   return m;
 }
 
-key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key>& expected) {
+key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key>& expected,
+                     const groth16::bulk_subgroup_test* subgroup_test) {
   const auto started = clock_type::now();
   const fs::path dir = normalized(dir_given);
   std::error_code ec;
@@ -363,7 +364,9 @@ key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key
   std::shared_ptr<groth16::proving_key> pk;
   groth16::verifying_key vk, vk_from_json;
   try {
-    pk = std::make_shared<groth16::proving_key>(groth16::read_params(params, shape));
+    pk = std::make_shared<groth16::proving_key>(subgroup_test != nullptr
+                                                    ? groth16::read_params(params, shape, *subgroup_test)
+                                                    : groth16::read_params(params, shape));
     vk = groth16::read_verifying_key(vk_path, shape.num_inputs);
   } catch (const groth16::key_file_error& e) {
     throw key_dir_error(e.what());
@@ -419,14 +422,15 @@ fs::path default_key_cache_dir() {
   throw key_dir_error("no cache directory for development keys: neither XDG_CACHE_HOME nor HOME is an absolute path");
 }
 
-key_set development_keys(const std::string& circuit, unsigned log_constraints, const fs::path& cache_dir) {
+key_set development_keys(const std::string& circuit, unsigned log_constraints, const fs::path& cache_dir,
+                         const groth16::bulk_subgroup_test* subgroup_test) {
   r1cs::validate_circuit_parameters(circuit, log_constraints);
   const fs::path dir = normalized(cache_dir / (circuit + "-" + std::to_string(log_constraints)));
   const expected_key expected{circuit, log_constraints};
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     try {
-      key_set keys = read_key_dir(dir, expected);
+      key_set keys = read_key_dir(dir, expected, subgroup_test);
       announce_development_key(keys);
       return keys;
     } catch (const key_dir_error& e) {
@@ -454,7 +458,7 @@ key_set development_keys(const std::string& circuit, unsigned log_constraints, c
     // Another process may have written the same key meanwhile; its key is as good as ours.
     if (!fs::exists(dir / key_json_file_name, ec)) throw;
     COPROVE_LOG(info, "keys") << "another process wrote " << quoted(dir) << " meanwhile; reading it";
-    keys = read_key_dir(dir, expected);
+    keys = read_key_dir(dir, expected, subgroup_test);
   }
   announce_development_key(keys);
   return keys;

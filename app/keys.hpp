@@ -14,6 +14,7 @@
 // loudly each time they are used; they are for trying the binary out, never for production.
 #pragma once
 
+#include <coprove/groth16/key_files.hpp>
 #include <coprove/groth16/keys.hpp>
 #include <coprove/r1cs/constraint_matrices.hpp>
 
@@ -118,7 +119,10 @@ key_metadata read_key_metadata(const std::filesystem::path& dir);
 
 /// Reads and checks a key directory (see the top of this file); when `expected` is given, the
 /// key must be for that circuit and size. Throws key_dir_error naming the file and the problem.
-key_set read_key_dir(const std::filesystem::path& dir, const std::optional<expected_key>& expected = std::nullopt);
+/// With `subgroup_test`, the proving queries' subgroup tests are made by it (a GPU) rather than on
+/// the CPU point by point (groth16::read_params).
+key_set read_key_dir(const std::filesystem::path& dir, const std::optional<expected_key>& expected = std::nullopt,
+                     const groth16::bulk_subgroup_test* subgroup_test = nullptr);
 
 /// `$XDG_CACHE_HOME/coprove`, else `$HOME/.cache/coprove`; nullopt when neither variable is set
 /// to an absolute path.
@@ -133,7 +137,8 @@ std::filesystem::path default_key_cache_dir();
 /// system CSPRNG and written there. Every call says at warning and on stderr that the key is a
 /// single-party development key, not for production, and where it is.
 key_set development_keys(const std::string& circuit, unsigned log_constraints,
-                         const std::filesystem::path& cache_dir = default_key_cache_dir());
+                         const std::filesystem::path& cache_dir = default_key_cache_dir(),
+                         const groth16::bulk_subgroup_test* subgroup_test = nullptr);
 
 /// Lowercase hex of the SHA-256 of a file's bytes; key_dir_error when it cannot be read.
 std::string file_sha256(const std::filesystem::path& path);

@@ -106,8 +106,10 @@ int run_command(const std::vector<std::string>& args) {
   if (cl.has("snarkjs") && snarkjs_dir.empty()) throw usage_error("coprove run: --snarkjs needs a directory");
   init_logging(cfg);
 
+  const auto subgroup_test = key_subgroup_test(cfg);
   const engine_keys keys = load_engine_keys(cl.values("keys"), cfg.key_cache_dir, cfg.workload.circuit,
-                                            cfg.workload.log_constraints, "run");
+                                            cfg.workload.log_constraints, "run", true,
+                                            subgroup_test ? &*subgroup_test : nullptr);
   for (std::size_t i = 0; i < keys.keys.size(); ++i)
     std::cerr << "coprove run: keys " << keys.keys[i].source << "\n";
 

@@ -125,8 +125,10 @@ int serve_command(const std::vector<std::string>& args) {
   service_cfg.defaults.seed = cfg.workload.seed;
 
   const std::vector<std::string> key_dirs = cl.values("keys");
+  const auto subgroup_test = key_subgroup_test(cfg);
   const engine_keys keys = load_engine_keys(key_dirs, cfg.key_cache_dir, cfg.workload.circuit,
-                                            cfg.workload.log_constraints, "serve", key_dirs.empty());
+                                            cfg.workload.log_constraints, "serve", key_dirs.empty(),
+                                            subgroup_test ? &*subgroup_test : nullptr);
   std::string key_list;
   for (const auto& k : keys.keys) {
     key_list += (key_list.empty() ? "" : ", ") + k.circuit + "/" + std::to_string(k.log_constraints);

@@ -131,9 +131,10 @@ struct params_layout {
 
 /// Expects read_params to throw a key_file_error naming the section (and index when given).
 void expect_params_error(const std::filesystem::path& path, const key_shape& shape, const std::string& section,
-                         std::optional<std::size_t> index, const std::string& reason_part) {
+                         std::optional<std::size_t> index, const std::string& reason_part,
+                         const bulk_subgroup_test* bulk = nullptr) {
   try {
-    (void)read_params(path, shape);
+    (void)(bulk != nullptr ? read_params(path, shape, *bulk) : read_params(path, shape));
     FAIL("read_params accepted a bad file (expected an error in section " << section << ")");
   } catch (const key_file_error& e) {
     INFO(e.what());
@@ -298,6 +299,51 @@ TEST_CASE("reading refuses truncated, oversized and miscounted key files", "[gro
   write_bytes(vk_path, vk_bytes);
   CHECK_THROWS_AS(read_verifying_key(vk_path), key_file_error);
   CHECK_THROWS_AS(read_params(dir.path / "missing", key.shape), key_file_error);
+}
+
+TEST_CASE("a bulk subgroup test stands in for the per-point tests, every point still tested", "[groth16][keys][files][cpu]") {
+  const auto& key = products_key();
+  temp_dir dir("bulk");
+  write_params(key.pk, key.shape, dir.path / "params");
+  // The CPU's per-point test, a query at a time, counting what it is given.
+  std::size_t g1_points = 0, g2_points = 0;
+  const auto first_outside = [](auto points) -> std::optional<std::size_t> {
+    for (std::size_t i = 0; i < points.size(); ++i)
+      if (!points[i].is_torsion_free()) return i;
+    return std::nullopt;
+  };
+  const bulk_subgroup_test bulk{"the test's loop",
+                                [&](std::span<const field::g1_affine> p) { g1_points += p.size(); return first_outside(p); },
+                                [&](std::span<const field::g2_affine> p) { g2_points += p.size(); return first_outside(p); }};
+  CHECK(read_params(dir.path / "params", key.shape, bulk) == key.pk);
+  CHECK(g1_points == key.shape.h_count() + key.shape.num_aux + key.shape.a_count() + key.shape.b_count());
+  CHECK(g2_points == key.shape.b_count());
+
+  const params_layout layout(key.shape);
+  const auto bytes = read_bytes(dir.path / "params");
+  const auto bad = dir.path / "bad";
+  std::mt19937_64 gen(17);
+  field::g2_affine outside = testing::random_curve_point<field::g2_curve>(gen);
+  while (outside.is_torsion_free()) outside = testing::random_curve_point<field::g2_curve>(gen);
+  const auto outside_bytes = field::encode_uncompressed(outside);
+  auto off_subgroup = bytes;
+  std::copy(outside_bytes.begin(), outside_bytes.end(),
+            off_subgroup.begin() + static_cast<std::ptrdiff_t>(layout.b_g2 + 4 + 192 * 1));
+  write_bytes(bad, off_subgroup);
+  expect_params_error(bad, key.shape, "b_g2", 1, "subgroup", &bulk);
+  // The decoder still tests the curve equation before the bulk test sees a point.
+  auto off_curve = bytes;
+  off_curve[layout.l + 4 + 96 * 3 + 95] ^= 1;
+  write_bytes(bad, off_curve);
+  expect_params_error(bad, key.shape, "l", 3, "curve", &bulk);
+  // A test that says a point is outside is believed, and named.
+  const bulk_subgroup_test refuses{"a refusing test", [](std::span<const field::g1_affine> p) {
+                                     return p.size() > 4 ? std::optional<std::size_t>(4) : std::nullopt;
+                                   },
+                                   [](std::span<const field::g2_affine>) { return std::optional<std::size_t>(); }};
+  expect_params_error(dir.path / "params", key.shape, "h", 4, "subgroup", &refuses);
+  CHECK_THROWS_AS(read_params(dir.path / "params", key.shape, bulk_subgroup_test{"half", bulk.g1, {}}),
+                  std::invalid_argument);
 }
 
 TEST_CASE("reading refuses off-curve, off-subgroup and identity points, naming them", "[groth16][keys][files][cpu]") {

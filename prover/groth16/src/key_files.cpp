@@ -13,11 +13,13 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <fstream>
 #include <iterator>
 #include <limits>
 #include <mutex>
 #include <sstream>
+#include <type_traits>
 
 namespace coprove::groth16 {
 
@@ -318,27 +320,60 @@ void write_params(const proving_key& pk, const key_shape& shape, const std::file
   out.commit();
 }
 
-proving_key read_params(const std::filesystem::path& path, const key_shape& shape, field::subgroup_check check) {
+namespace {
+
+// The proving queries, each point tested for the subgroup as it is decoded (`check`) or, with
+// `bulk`, decoded untested and then tested all at once.
+proving_key read_params_with(const std::filesystem::path& path, const key_shape& shape, field::subgroup_check check,
+                             const bulk_subgroup_test* bulk) {
   if (shape.a_density.size() != shape.num_variables() || shape.b_density.size() != shape.num_variables())
     throw std::invalid_argument("read_params: the shape's densities do not cover its variables");
-  if (check == field::subgroup_check::skip)
+  if (check == field::subgroup_check::skip) {
     COPROVE_LOG(warning, "groth16") << "reading " << path.string()
                                     << " without the subgroup checks of its proving queries (h, l, a, b_g1, b_g2): "
                                        "only for a file this process wrote or checked before";
+  }
   file_reader in(path);
   proving_key pk;
   pk.vk = read_vk_from(in, shape.num_inputs);
-  const auto section = [&](const char* name, std::size_t expected) {
+  const auto query = [&]<class Point>(const char* name, std::size_t expected, bool allow_identity) {
     const std::size_t count = read_count(in, name);
     check_count(in, name, count, expected);
-    return count;
+    if (bulk == nullptr) return read_points<Point>(in, name, count, allow_identity, check);
+    std::vector<Point> points = read_points<Point>(in, name, count, allow_identity, field::subgroup_check::skip);
+    std::optional<std::size_t> outside;
+    if constexpr (std::is_same_v<Point, g1_affine>) {
+      outside = bulk->g1(points);
+    } else {
+      outside = bulk->g2(points);
+    }
+    if (outside)
+      throw key_file_error(in.name(), name, outside,
+                           make_error_code(field::decode_error::not_in_subgroup).message());
+    return points;
   };
-  pk.h = read_points<g1_affine>(in, "h", section("h", shape.h_count()), false, check);
-  pk.l = read_points<g1_affine>(in, "l", section("l", shape.num_aux), true, check);
-  pk.a = expand(read_points<g1_affine>(in, "a", section("a", shape.a_count()), false, check), shape.a_density);
-  pk.b_g1 = expand(read_points<g1_affine>(in, "b_g1", section("b_g1", shape.b_count()), false, check), shape.b_density);
-  pk.b_g2 = expand(read_points<g2_affine>(in, "b_g2", section("b_g2", shape.b_count()), false, check), shape.b_density);
+  pk.h = query.template operator()<g1_affine>("h", shape.h_count(), false);
+  pk.l = query.template operator()<g1_affine>("l", shape.num_aux, true);
+  pk.a = expand(query.template operator()<g1_affine>("a", shape.a_count(), false), shape.a_density);
+  pk.b_g1 = expand(query.template operator()<g1_affine>("b_g1", shape.b_count(), false), shape.b_density);
+  pk.b_g2 = expand(query.template operator()<g2_affine>("b_g2", shape.b_count(), false), shape.b_density);
   in.expect_end();
+  return pk;
+}
+
+}  // namespace
+
+proving_key read_params(const std::filesystem::path& path, const key_shape& shape, field::subgroup_check check) {
+  return read_params_with(path, shape, check, nullptr);
+}
+
+proving_key read_params(const std::filesystem::path& path, const key_shape& shape, const bulk_subgroup_test& bulk) {
+  if (!bulk.g1 || !bulk.g2) throw std::invalid_argument("read_params: the bulk subgroup test needs both groups' tests");
+  const auto start = std::chrono::steady_clock::now();
+  proving_key pk = read_params_with(path, shape, field::subgroup_check::check, &bulk);
+  COPROVE_LOG(info, "groth16") << "read " << path.string() << " in "
+                               << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
+                               << " s, the proving queries' subgroup tests on " << bulk.where;
   return pk;
 }
 

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -65,6 +66,19 @@ void write_params(const proving_key& pk, const key_shape& shape, const std::file
 /// wrote or checked before, never for one received from elsewhere.
 proving_key read_params(const std::filesystem::path& path, const key_shape& shape,
                         field::subgroup_check check = field::subgroup_check::check);
+
+/// The subgroup test of a whole query's points at once (on a GPU, say), in place of the test each
+/// point takes as it is decoded: each returns the index of the first point outside the subgroup,
+/// or nullopt. The points reach it decoded and on the curve.
+struct bulk_subgroup_test {
+  std::string where;  ///< what runs it, for the log ("CUDA device 0")
+  std::function<std::optional<std::size_t>(std::span<const field::g1_affine>)> g1;
+  std::function<std::optional<std::size_t>(std::span<const field::g2_affine>)> g2;
+};
+
+/// read_params with the proving queries' subgroup tests made by `bulk` (every point still tested;
+/// a point outside is refused with the same key_file_error, naming its section and index).
+proving_key read_params(const std::filesystem::path& path, const key_shape& shape, const bulk_subgroup_test& bulk);
 
 /// snarkjs's verification_key.json object: protocol, curve, nPublic, vk_alpha_1, vk_beta_2,
 /// vk_gamma_2, vk_delta_2, IC (vk_alphabeta_12 is left out: snarkjs's verifier does not read it).
