@@ -107,7 +107,8 @@ int prove_command(const std::vector<std::string>& args) {
   std::shared_ptr<const groth16::zkey> key;
   std::optional<r1cs::circom_r1cs> constraints;
   try {
-    key = std::make_shared<const groth16::zkey>(groth16::read_zkey(zkey_path));
+    const auto subgroup_test = key_subgroup_test(cfg);
+    key = std::make_shared<const groth16::zkey>(groth16::read_zkey(zkey_path, subgroup_test ? &*subgroup_test : nullptr));
     if (!r1cs_path.empty()) {
       constraints = r1cs::circom_r1cs::read(r1cs_path);
       if (constraints->num_wires() != key->num_variables() || constraints->num_public() != key->num_public)

@@ -139,7 +139,8 @@ int serve_command(const std::vector<std::string>& args) {
   engine::engine_config engine_cfg = app::effective_engine_config(cfg);
   engine_cfg.trace = !trace_path.empty();
   engine_cfg.keys = keys.keys;
-  engine_cfg.zkey_circuits = load_zkey_circuits(cfg.server.circuits, "serve");
+  engine_cfg.zkey_circuits =
+      load_zkey_circuits(cfg.server.circuits, "serve", subgroup_test ? &*subgroup_test : nullptr);
   plan_for_zkey_circuits(engine_cfg);
   service_cfg.limits.max_witness_body_bytes = largest_witness_bytes(engine_cfg.zkey_circuits);
   // Job ids count up from the start time in milliseconds x 1000: a restart does not give an id

@@ -13,11 +13,12 @@
 namespace coprove::app {
 
 std::vector<engine::zkey_circuit> load_zkey_circuits(const std::vector<std::pair<std::string, std::string>>& circuits,
-                                                     const std::string& command) {
+                                                     const std::string& command,
+                                                     const groth16::bulk_subgroup_test* subgroup_test) {
   std::vector<engine::zkey_circuit> out;
   for (const auto& [name, path] : circuits) {
     try {
-      out.push_back({name, std::make_shared<const groth16::zkey>(groth16::read_zkey(path))});
+      out.push_back({name, std::make_shared<const groth16::zkey>(groth16::read_zkey(path, subgroup_test))});
     } catch (const r1cs::circom_file_error& e) {
       throw usage_error("coprove " + command + ": server.circuits (" + name + "): " + e.what());
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <coprove/engine/engine.hpp>
+#include <coprove/groth16/key_files.hpp>
 
 #include <string>
 #include <utility>
@@ -11,9 +12,11 @@
 namespace coprove::app {
 
 /// Reads each (name, zkey path); a key that cannot be used throws usage_error naming the
-/// configuration key, the circuit, the file, the section and the problem.
+/// configuration key, the circuit, the file, the section and the problem. `subgroup_test`
+/// (key_subgroup_test's) makes the proving sections' subgroup tests.
 std::vector<engine::zkey_circuit> load_zkey_circuits(const std::vector<std::pair<std::string, std::string>>& circuits,
-                                                     const std::string& command);
+                                                     const std::string& command,
+                                                     const groth16::bulk_subgroup_test* subgroup_test = nullptr);
 
 /// The largest .wtns file among the circuits (0 for none): the body limit of their proof requests.
 std::size_t largest_witness_bytes(const std::vector<engine::zkey_circuit>& circuits);

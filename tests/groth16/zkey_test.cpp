@@ -151,6 +151,28 @@ TEST_CASE("a zkey point off the curve, outside the subgroup or not canonical is 
     std::copy(bytes.begin(), bytes.end(), c.section(6).begin() + 3 * 96);
     CHECK_THROWS_WITH(decode(c), Contains("k.zkey: section 6 (B1): point 3: point not in the prime-order subgroup"));
   }
+  SECTION("outside the subgroup, tested in bulk") {
+    // The CPU's per-point test a section at a time, as a GPU's would be handed the section.
+    std::size_t sections = 0;
+    const auto first_outside = [&sections](auto points) -> std::optional<std::size_t> {
+      ++sections;
+      for (std::size_t i = 0; i < points.size(); ++i)
+        if (!points[i].is_torsion_free()) return i;
+      return std::nullopt;
+    };
+    const bulk_subgroup_test bulk{"the test's loop", first_outside, first_outside};
+    const zkey good = decode_zkey(c.bytes(), "k.zkey", &bulk);
+    CHECK(sections == 5);  // A, B1, B2, C and H
+    CHECK(good.pk.a == key.pk.a);
+    CHECK(good.pk.b_g2 == key.pk.b_g2);
+    CHECK(good.pk.h == key.pk.h);
+    const auto bytes = field::encode_lem(non_subgroup_point());
+    std::copy(bytes.begin(), bytes.end(), c.section(8).begin() + 2 * 96);
+    CHECK_THROWS_WITH(decode_zkey(c.bytes(), "k.zkey", &bulk),
+                      Contains("k.zkey: section 8 (C): point 2: point not in the prime-order subgroup"));
+    const bulk_subgroup_test half{"half", first_outside, {}};
+    CHECK_THROWS_AS(decode_zkey(c.bytes(), "k.zkey", &half), std::invalid_argument);
+  }
   SECTION("outside the subgroup in the header") {
     const auto bytes = field::encode_lem(non_subgroup_point());
     std::copy(bytes.begin(), bytes.end(), c.section(2).begin() + 100);  // alpha1

@@ -53,11 +53,12 @@ bool is_bls12_381_q(std::span<const std::uint8_t> prime) {
 }
 
 template <class Point>
-field::decode_result<Point> decode_lem(std::span<const std::uint8_t> bytes) {
+field::decode_result<Point> decode_lem(std::span<const std::uint8_t> bytes,
+                                       field::subgroup_check check = field::subgroup_check::check) {
   if constexpr (std::is_same_v<Point, field::g1_affine>) {
-    return field::decode_g1_lem(bytes);
+    return field::decode_g1_lem(bytes, check);
   } else {
-    return field::decode_g2_lem(bytes);
+    return field::decode_g2_lem(bytes, check);
   }
 }
 
@@ -73,9 +74,11 @@ Point read_point(section_reader& in, const char* what, bool allow_identity) {
 }
 
 /// A points section of exactly `count` points, decoded and checked on all cores; the lowest bad
-/// index is the one reported.
+/// index is the one reported. With `bulk`, the subgroup tests are its, once the section is decoded.
 template <class Point>
-std::vector<Point> read_points(const binfile& file, std::uint32_t type, const std::string& section, std::size_t count) {
+std::vector<Point> read_points(const binfile& file, std::uint32_t type, const std::string& section, std::size_t count,
+                               const bulk_subgroup_test* bulk = nullptr) {
+  const field::subgroup_check check = bulk != nullptr ? field::subgroup_check::skip : field::subgroup_check::check;
   const auto bytes = file.section(type, section);
   constexpr std::size_t size = point_bytes<Point>;
   if (bytes.size() != count * size)
@@ -88,7 +91,7 @@ std::vector<Point> read_points(const binfile& file, std::uint32_t type, const st
   std::string bad_reason;
   field::parallel_for(0, count, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t i = lo; i < hi; ++i) {
-      const auto decoded = decode_lem<Point>(bytes.subspan(i * size, size));
+      const auto decoded = decode_lem<Point>(bytes.subspan(i * size, size), check);
       if (decoded.ok()) {
         out[i] = decoded.point;
         continue;
@@ -102,6 +105,17 @@ std::vector<Point> read_points(const binfile& file, std::uint32_t type, const st
     }
   }, 256);
   if (bad_index) file.fail(section, "point " + std::to_string(*bad_index) + ": " + bad_reason);
+  if (bulk != nullptr) {
+    std::optional<std::size_t> outside;
+    if constexpr (std::is_same_v<Point, field::g1_affine>) {
+      outside = bulk->g1(out);
+    } else {
+      outside = bulk->g2(out);
+    }
+    if (outside)
+      file.fail(section, "point " + std::to_string(*outside) + ": " +
+                             make_error_code(field::decode_error::not_in_subgroup).message());
+  }
   return out;
 }
 
@@ -173,7 +187,9 @@ std::shared_ptr<r1cs::pce_matrices> read_coefficients(const binfile& file, std::
 
 std::size_t zkey::bytes() const noexcept { return pk.bytes() + (matrices ? matrices->bytes() : 0); }
 
-zkey decode_zkey(std::vector<std::uint8_t> bytes, const std::string& name) {
+zkey decode_zkey(std::vector<std::uint8_t> bytes, const std::string& name, const bulk_subgroup_test* bulk) {
+  if (bulk != nullptr && (!bulk->g1 || !bulk->g2))
+    throw std::invalid_argument("decode_zkey: the bulk subgroup test needs both groups' tests");
   const std::size_t file_bytes = bytes.size();
   const binfile file(std::move(bytes), name, "zkey", 1);
 
@@ -219,17 +235,19 @@ zkey decode_zkey(std::vector<std::uint8_t> bytes, const std::string& name) {
   matrices->circuit_id = "zkey:" + std::filesystem::path(name).filename().string();
   matrices->validate();
   out.matrices = matrices;
-  out.pk.a = read_points<field::g1_affine>(file, 5, "5 (A)", variables);
-  out.pk.b_g1 = read_points<field::g1_affine>(file, 6, "6 (B1)", variables);
-  out.pk.b_g2 = read_points<field::g2_affine>(file, 7, "7 (B2)", variables);
-  out.pk.l = read_points<field::g1_affine>(file, 8, "8 (C)", variables - publics - 1);
-  out.pk.h = read_points<field::g1_affine>(file, 9, "9 (H)", domain_size);
+  out.pk.a = read_points<field::g1_affine>(file, 5, "5 (A)", variables, bulk);
+  out.pk.b_g1 = read_points<field::g1_affine>(file, 6, "6 (B1)", variables, bulk);
+  out.pk.b_g2 = read_points<field::g2_affine>(file, 7, "7 (B2)", variables, bulk);
+  out.pk.l = read_points<field::g1_affine>(file, 8, "8 (C)", variables - publics - 1, bulk);
+  out.pk.h = read_points<field::g1_affine>(file, 9, "9 (H)", domain_size, bulk);
   out.pk.h_form = field::quotient_form::odd_coset_evaluations;
   out.pk.check_consistent();
   return out;
 }
 
-zkey read_zkey(const std::filesystem::path& path) { return decode_zkey(r1cs::read_file_bytes(path), path.string()); }
+zkey read_zkey(const std::filesystem::path& path, const bulk_subgroup_test* bulk) {
+  return decode_zkey(r1cs::read_file_bytes(path), path.string(), bulk);
+}
 
 std::vector<fr> zkey_quotient(const zkey& key, std::span<const fr> witness) {
   const std::size_t n = key.domain_size();

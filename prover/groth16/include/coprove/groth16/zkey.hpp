@@ -16,6 +16,7 @@
 #include <coprove/field/domain.hpp>
 #include <coprove/field/encoding.hpp>
 #include <coprove/field/fr.hpp>
+#include <coprove/groth16/key_files.hpp>
 #include <coprove/groth16/keys.hpp>
 #include <coprove/groth16/proof.hpp>
 #include <coprove/groth16/secret_source.hpp>
@@ -56,9 +57,10 @@ struct zkey {
 /// Parses and checks a zkey; r1cs::circom_file_error names the file, the section and the
 /// problem: truncated, a section of the wrong size or missing, another protocol (named), another
 /// curve (named by its prime), header counts that disagree, a coefficient outside the matrices,
-/// a point not canonical, off the curve or outside the subgroup (with its index).
-zkey decode_zkey(std::vector<std::uint8_t> bytes, const std::string& name);
-zkey read_zkey(const std::filesystem::path& path);
+/// a point not canonical, off the curve or outside the subgroup (with its index). With `bulk`, the
+/// proving sections' subgroup tests (5 to 9) are made by it, a section at a time (key_files.hpp).
+zkey decode_zkey(std::vector<std::uint8_t> bytes, const std::string& name, const bulk_subgroup_test* bulk = nullptr);
+zkey read_zkey(const std::filesystem::path& path, const bulk_subgroup_test* bulk = nullptr);
 
 /// Writes `pk` as a zkey at `path` (sections 1 to 10 in that order, version 1): pk must come from
 /// setup(matrices, ..., quotient_form::odd_coset_evaluations), and section 4 holds the matrices'
