@@ -18,6 +18,7 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <sstream>
 #include <system_error>
 #include <vector>
@@ -140,6 +141,8 @@ void announce_development_key(const key_set& keys) {
 }  // namespace
 
 std::string file_sha256(const fs::path& path) {
+  static std::once_flag said;
+  std::call_once(said, [] { COPROVE_LOG(info, "keys") << "SHA-256 of key files: " << field::sha256_path() << " path"; });
   std::ifstream in(path, std::ios::binary);
   if (!in) throw key_dir_error("cannot open " + quoted(path));
   field::sha256 hasher;

@@ -71,7 +71,12 @@ std::string require_node() {
   return node;
 }
 
-std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+std::string quoted(const std::filesystem::path& p) {
+  std::string out = "'";
+  out += p.string();
+  out += "'";
+  return out;
+}
 
 using testing::temp_dir;
 

@@ -16,6 +16,8 @@ using u128 = unsigned __int128;
 /// Whether this CPU has BMI2 (MULX) and ADX (ADCX/ADOX), which the fields' assembly multiplications
 /// need (CPUID leaf 7); false off x86-64.
 bool cpu_has_bmi2_and_adx() noexcept;
+/// The SHA extensions (and the SSSE3 / SSE4.1 their use needs): CPUID.(EAX=7,ECX=0):EBX.SHA.
+bool cpu_has_sha_extensions() noexcept;
 
 /// a + b + carry (carry 0 or 1); returns the low word, leaves the carry out in carry.
 inline std::uint64_t adc(std::uint64_t a, std::uint64_t b, std::uint64_t& carry) noexcept {
