@@ -338,8 +338,8 @@ const std::vector<binding>& bindings() {
        },
        [](const app_config& c) { return json::value(to_string(c.engine.policy)); }},
       {{"engine.depth_per_device", "depth", k::unsigned_integer, "0 (measured)",
-        "Partitions the semaphore policy admits per device. 0: measured from the stage times (worker slots x (1 + "
-        "CPU time / device time a partition) x 1.25), at most what the synthesis threads can use and the memory "
+        "Partitions the semaphore policy admits per device. 0: measured from the stage times (worker slots x ((1 + "
+        "CPU time / device time a partition) x 2 + 1)), at most what the synthesis threads can use and the memory "
         "plan allows; the report says the depth chosen and what it came from."},
        [](app_config& c, const json::value& v) {
          c.engine.depth_per_device = as_unsigned(v, "engine.depth_per_device", 0, 4096);
