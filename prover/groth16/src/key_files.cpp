@@ -19,7 +19,6 @@
 #include <limits>
 #include <mutex>
 #include <sstream>
-#include <type_traits>
 
 namespace coprove::groth16 {
 
@@ -322,8 +321,20 @@ void write_params(const proving_key& pk, const key_shape& shape, const std::file
 
 namespace {
 
-// The proving queries, each point tested for the subgroup as it is decoded (`check`) or, with
-// `bulk`, decoded untested and then tested all at once.
+// One proving query: its count checked, then its points, each tested for the subgroup as it is
+// decoded (`check`) or, with `bulk`, decoded untested and then tested all at once.
+template <class Point>
+std::vector<Point> read_query(byte_reader& in, const char* name, std::size_t expected, bool allow_identity,
+                              field::subgroup_check check, const bulk_subgroup_test* bulk) {
+  const std::size_t count = read_count(in, name);
+  check_count(in, name, count, expected);
+  if (bulk == nullptr) return read_points<Point>(in, name, count, allow_identity, check);
+  std::vector<Point> points = read_points<Point>(in, name, count, allow_identity, field::subgroup_check::skip);
+  if (const auto outside = bulk->first_outside(std::span<const Point>(points)))
+    throw key_file_error(in.name(), name, outside, make_error_code(field::decode_error::not_in_subgroup).message());
+  return points;
+}
+
 proving_key read_params_with(const std::filesystem::path& path, const key_shape& shape, field::subgroup_check check,
                              const bulk_subgroup_test* bulk) {
   if (shape.a_density.size() != shape.num_variables() || shape.b_density.size() != shape.num_variables())
@@ -336,27 +347,11 @@ proving_key read_params_with(const std::filesystem::path& path, const key_shape&
   file_reader in(path);
   proving_key pk;
   pk.vk = read_vk_from(in, shape.num_inputs);
-  const auto query = [&]<class Point>(const char* name, std::size_t expected, bool allow_identity) {
-    const std::size_t count = read_count(in, name);
-    check_count(in, name, count, expected);
-    if (bulk == nullptr) return read_points<Point>(in, name, count, allow_identity, check);
-    std::vector<Point> points = read_points<Point>(in, name, count, allow_identity, field::subgroup_check::skip);
-    std::optional<std::size_t> outside;
-    if constexpr (std::is_same_v<Point, g1_affine>) {
-      outside = bulk->g1(points);
-    } else {
-      outside = bulk->g2(points);
-    }
-    if (outside)
-      throw key_file_error(in.name(), name, outside,
-                           make_error_code(field::decode_error::not_in_subgroup).message());
-    return points;
-  };
-  pk.h = query.template operator()<g1_affine>("h", shape.h_count(), false);
-  pk.l = query.template operator()<g1_affine>("l", shape.num_aux, true);
-  pk.a = expand(query.template operator()<g1_affine>("a", shape.a_count(), false), shape.a_density);
-  pk.b_g1 = expand(query.template operator()<g1_affine>("b_g1", shape.b_count(), false), shape.b_density);
-  pk.b_g2 = expand(query.template operator()<g2_affine>("b_g2", shape.b_count(), false), shape.b_density);
+  pk.h = read_query<g1_affine>(in, "h", shape.h_count(), false, check, bulk);
+  pk.l = read_query<g1_affine>(in, "l", shape.num_aux, true, check, bulk);
+  pk.a = expand(read_query<g1_affine>(in, "a", shape.a_count(), false, check, bulk), shape.a_density);
+  pk.b_g1 = expand(read_query<g1_affine>(in, "b_g1", shape.b_count(), false, check, bulk), shape.b_density);
+  pk.b_g2 = expand(read_query<g2_affine>(in, "b_g2", shape.b_count(), false, check, bulk), shape.b_density);
   in.expect_end();
   return pk;
 }

@@ -106,13 +106,7 @@ std::vector<Point> read_points(const binfile& file, std::uint32_t type, const st
   }, 256);
   if (bad_index) file.fail(section, "point " + std::to_string(*bad_index) + ": " + bad_reason);
   if (bulk != nullptr) {
-    std::optional<std::size_t> outside;
-    if constexpr (std::is_same_v<Point, field::g1_affine>) {
-      outside = bulk->g1(out);
-    } else {
-      outside = bulk->g2(out);
-    }
-    if (outside)
+    if (const auto outside = bulk->first_outside(std::span<const Point>(out)))
       file.fail(section, "point " + std::to_string(*outside) + ": " +
                              make_error_code(field::decode_error::not_in_subgroup).message());
   }

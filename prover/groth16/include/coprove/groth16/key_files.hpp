@@ -74,6 +74,10 @@ struct bulk_subgroup_test {
   std::string where;  ///< what runs it, for the log ("CUDA device 0")
   std::function<std::optional<std::size_t>(std::span<const field::g1_affine>)> g1;
   std::function<std::optional<std::size_t>(std::span<const field::g2_affine>)> g2;
+
+  /// The test of the points' group.
+  std::optional<std::size_t> first_outside(std::span<const field::g1_affine> points) const { return g1(points); }
+  std::optional<std::size_t> first_outside(std::span<const field::g2_affine> points) const { return g2(points); }
 };
 
 /// read_params with the proving queries' subgroup tests made by `bulk` (every point still tested;
