@@ -28,6 +28,10 @@ step bench_evaluation 30 "$here/bench_evaluation" --min 20 --max 24 --json "$wor
 step bench_field 30 "$here/bench_field" --min-log 20 --max-log 20 --reps 3 --json "$work/bench_field.json"
 step bench_synthesis 40 "$here/bench_synthesis" --min-log 18 --max-log 20 --json "$work/bench_synthesis.json"
 step bench_pinned_h2d 60 "$here/bench_pinned" --h2d-scaling --seconds 3 --writers 16 --json "$work/h2d_scaling.json"
+# The measured depth against fixed depths in one call, synthesis replayed (the defaults' check:
+# within 2 % of the best fixed depth, busy >= 97 %), then the policies at a fixed depth.
+step depths_22_replay 150 "$here/bench_pipeline" --h200 --log-n 22 --devices 1 --synthesis replay-assignment --jobs 16 --depths measured,16,24 --rounds 4 --json "$work/depths_22_replay.json"
+step depths_24_replay 200 "$here/bench_pipeline" --h200 --log-n 24 --devices 1 --synthesis replay-assignment --jobs 8 --depths measured,16,24 --rounds 3 --json "$work/depths_24_replay.json"
 step pipeline_1gpu 200 "$here/bench_pipeline" --h200 --log-n 22 --devices 1 --depth 40 --jobs 12 --rounds 2 --json "$work/pipeline_1gpu.json"
 step pipeline_1gpu_host_spmv 60 "$here/bench_pipeline" --h200 --log-n 22 --devices 1 --depth 40 --jobs 12 --spmv host --policies semaphore --json "$work/pipeline_1gpu_host_spmv.json"
 step pipeline_24_1gpu 150 "$here/bench_pipeline" --h200 --log-n 24 --devices 1 --depth 32 --jobs 8 --policies semaphore,unbounded --json "$work/pipeline_24_1gpu.json"
