@@ -42,6 +42,18 @@ std::string auto_backend_name() { return visible_gpus() > 0 ? "cuda" : "host"; }
 
 namespace {
 
+// Throws usage_error when backend "cuda" was asked for and this build or machine cannot give it.
+void require_cuda() {
+  if (!cuda_compiled_in()) {
+    throw usage_error(
+        "backend \"cuda\" was requested but this build has no CUDA backend (rebuild with COPROVE_WITH_CUDA=ON)");
+  }
+  if (visible_gpus() == 0) {
+    throw usage_error("backend \"cuda\" was requested but no GPU is visible (no driver or no device); "
+                      "use --backend host to run on the CPU");
+  }
+}
+
 std::unique_ptr<engine::compute_backend> make_cuda(const app::app_config& config) {
 #ifdef COPROVE_HAVE_CUDA
   try {
@@ -59,9 +71,12 @@ std::unique_ptr<engine::compute_backend> make_cuda(const app::app_config& config
 }  // namespace
 
 std::optional<groth16::bulk_subgroup_test> key_subgroup_test(const app::app_config& config) {
+  // A "cuda" that cannot be had is refused here, before minutes of loading keys, as make_backend
+  // would refuse it after.
+  if (config.backend == app::backend_choice::cuda) require_cuda();
   const bool on_gpu = config.backend == app::backend_choice::cuda ||
                       (config.backend == app::backend_choice::automatic && visible_gpus() > 0);
-  if (!on_gpu || !cuda_compiled_in() || visible_gpus() == 0) return std::nullopt;  // make_backend says why
+  if (!on_gpu) return std::nullopt;
 #ifdef COPROVE_HAVE_CUDA
   const int device = config.devices.empty() ? 0 : static_cast<int>(config.devices.front());
   COPROVE_LOG(info, "app") << "proving keys: the subgroup tests of their points run on CUDA device " << device;
@@ -78,14 +93,7 @@ std::unique_ptr<engine::compute_backend> make_backend(const app::app_config& con
   using app::backend_choice;
   switch (config.backend) {
     case backend_choice::cuda:
-      if (!cuda_compiled_in()) {
-        throw usage_error(
-            "backend \"cuda\" was requested but this build has no CUDA backend (rebuild with COPROVE_WITH_CUDA=ON)");
-      }
-      if (visible_gpus() == 0) {
-        throw usage_error("backend \"cuda\" was requested but no GPU is visible (no driver or no device); "
-                          "use --backend host to run on the CPU");
-      }
+      require_cuda();
       return make_cuda(config);
     case backend_choice::automatic:
       if (visible_gpus() > 0) return make_cuda(config);

@@ -35,7 +35,8 @@ std::unique_ptr<engine::compute_backend> make_backend(const app::app_config& con
 
 /// The proving keys' subgroup tests on the GPU the configuration's backend resolves to (its first
 /// device), for load_engine_keys; nullopt on the host backend, where the decoders test each point
-/// on the CPU. Said at info when a GPU makes them.
+/// on the CPU. Said at info when a GPU makes them. Throws make_backend's usage_error when "cuda"
+/// was asked for and cannot be had, so that no key is loaded first.
 std::optional<groth16::bulk_subgroup_test> key_subgroup_test(const app::app_config& config);
 
 /// Builds the backend and the engine on `control`. A configuration the engine refuses becomes a

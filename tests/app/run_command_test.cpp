@@ -219,6 +219,9 @@ TEST_CASE("the CUDA backend asked for where there is none is an error, not a swi
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("cuda") != std::string::npos);
     CHECK(r.out.find("report") == std::string::npos);
+    // Refused before any key is made or loaded (that can take minutes).
+    CHECK(r.err.find("making one on this machine") == std::string::npos);
+    CHECK(r.err.find("DEVELOPMENT key") == std::string::npos);
   }
 }
 

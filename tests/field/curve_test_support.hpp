@@ -11,6 +11,7 @@
 #include "field/noble_oracle.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -87,6 +88,15 @@ affine_of<Curve> random_curve_point(URBG& gen) {
     const field x = field::random(gen);
     if (const auto y = (x.square() * x + Curve::b()).sqrt()) return affine_of<Curve>::from_coordinates(x, *y);
   }
+}
+
+/// The first of `points` that is_torsion_free refuses, or nullopt: the per-point test over a whole
+/// set, the answer a bulk subgroup test (groth16::bulk_subgroup_test, the GPU's) must give.
+template <class Point>
+std::optional<std::size_t> first_outside_subgroup(std::span<const Point> points) {
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (!points[i].is_torsion_free()) return i;
+  return std::nullopt;
 }
 
 /// [k]P bit by bit from the top (limbs of any length): the reference the fast paths must match.

@@ -39,6 +39,7 @@ struct temp_dir {
 
 using field::testing::affine_of;
 using field::testing::jacobian_of;
+using field::testing::first_outside_subgroup;
 using field::testing::random_curve_point;
 using field::testing::random_subgroup_point;
 

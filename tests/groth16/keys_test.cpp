@@ -307,14 +307,15 @@ TEST_CASE("a bulk subgroup test stands in for the per-point tests, every point s
   write_params(key.pk, key.shape, dir.path / "params");
   // The CPU's per-point test, a query at a time, counting what it is given.
   std::size_t g1_points = 0, g2_points = 0;
-  const auto first_outside = [](auto points) -> std::optional<std::size_t> {
-    for (std::size_t i = 0; i < points.size(); ++i)
-      if (!points[i].is_torsion_free()) return i;
-    return std::nullopt;
-  };
   const bulk_subgroup_test bulk{"the test's loop",
-                                [&](std::span<const field::g1_affine> p) { g1_points += p.size(); return first_outside(p); },
-                                [&](std::span<const field::g2_affine> p) { g2_points += p.size(); return first_outside(p); }};
+                                [&](std::span<const field::g1_affine> p) {
+                                  g1_points += p.size();
+                                  return testing::first_outside_subgroup(p);
+                                },
+                                [&](std::span<const field::g2_affine> p) {
+                                  g2_points += p.size();
+                                  return testing::first_outside_subgroup(p);
+                                }};
   CHECK(read_params(dir.path / "params", key.shape, bulk) == key.pk);
   CHECK(g1_points == key.shape.h_count() + key.shape.num_aux + key.shape.a_count() + key.shape.b_count());
   CHECK(g2_points == key.shape.b_count());

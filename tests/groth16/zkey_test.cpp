@@ -10,6 +10,7 @@
 #include <coprove/r1cs/circom_witness.hpp>
 
 #include "circom_test_support.hpp"
+#include "field/curve_test_support.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -154,11 +155,9 @@ TEST_CASE("a zkey point off the curve, outside the subgroup or not canonical is 
   SECTION("outside the subgroup, tested in bulk") {
     // The CPU's per-point test a section at a time, as a GPU's would be handed the section.
     std::size_t sections = 0;
-    const auto first_outside = [&sections](auto points) -> std::optional<std::size_t> {
+    const auto first_outside = [&sections](auto points) {
       ++sections;
-      for (std::size_t i = 0; i < points.size(); ++i)
-        if (!points[i].is_torsion_free()) return i;
-      return std::nullopt;
+      return field::testing::first_outside_subgroup(points);
     };
     const bulk_subgroup_test bulk{"the test's loop", first_outside, first_outside};
     const zkey good = decode_zkey(c.bytes(), "k.zkey", &bulk);
