@@ -461,9 +461,14 @@ class pool_core : public std::enable_shared_from_this<pool_core> {
     out.result = lease(shared_from_this(), b, bytes);
   }
 
+  // Among buffers of one size the one returned last is handed out first (lower_bound finds the
+  // front of the equal range): the buffers in use stay the few a steady load cycles through, warm
+  // in the host's and the device's address translation, and the rest stay idle long enough for
+  // shrink() to take them. Handed out oldest first, a pool pre-warmed for a depth that a measured
+  // depth later lowered kept cycling through every buffer it held.
   void add_free_locked(buffer* b) {
     b->idle_since = clock::now();
-    free_.emplace(b->capacity, b);
+    free_.emplace_hint(free_.lower_bound(b->capacity), b->capacity, b);
     free_bytes_ += b->capacity;
   }
 
