@@ -99,7 +99,7 @@ void usage() {
                "              depth's steady throughput against the best fixed depth, and its steady busy\n"
                "  --msm-copies N|auto: with --h200 --proofs, N shifted copies of each key's points on the\n"
                "              device (make_cuda_backend's msm_copies; the MSM plan chooses the windows), or\n"
-               "              auto: 13 where the device memory plan holds them, else 1 (coprove's default)\n"
+               "              auto: 13 where the device memory plan holds them, else 12, else 1 (coprove's default)\n"
                "  --spmv host: the synthesis threads evaluate A w, B w, C w and a, b, c are copied\n"
                "              (default backend: only the assignment is copied, the device evaluates them)\n"
                "  --proofs:   every partition ends with a Groth16 proof (MSMs on the backend), with a key from\n"

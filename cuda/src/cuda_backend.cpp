@@ -469,21 +469,29 @@ struct device_slot {
   }
 };
 
+/// "13 or 12": counts for a message.
+std::string counts_text(const std::vector<std::size_t>& counts) {
+  std::string out;
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == counts.size() ? " or " : ", ") + std::to_string(counts[i]);
+  return out;
+}
+
 std::uint64_t elapsed_ns(const event& from, const event& to) {
   return static_cast<std::uint64_t>(static_cast<double>(to.elapsed_ms_since(from)) * 1e6);
 }
 
 class cuda_backend final : public engine::compute_backend {
  public:
-  // `wanted_copies` 0: the copies are `key_copies`; else they are 1 until the engine settles them
-  // (1 or wanted_copies, the windows the plan's).
+  // `wanted_copies` empty: the copies are `key_copies`; else they are 1 until the engine settles them
+  // (1 or one of wanted_copies, the windows the plan's).
   cuda_backend(std::vector<int> devices, std::size_t slots_per_device, completion_bridge::strategy bridge,
-               std::size_t msm_pool_max_bytes, const msm_precompute& key_copies, unsigned wanted_copies)
+               std::size_t msm_pool_max_bytes, const msm_precompute& key_copies, std::vector<std::size_t> wanted_copies)
       : devices_(std::move(devices)),
         slots_per_device_(slots_per_device),
         window_bits_(key_copies.window_bits),
         copies_(key_copies.copies),
-        wanted_copies_(wanted_copies),
+        wanted_copies_(std::move(wanted_copies)),
         source_(bridges_) {
     for (int d : devices_) {
       names_.push_back(device_name(d));
@@ -495,9 +503,9 @@ class cuda_backend final : public engine::compute_backend {
     COPROVE_LOG(info, "cuda") << "CUDA backend on " << devices_.size() << " device(s), " << slots_per_device_
                               << " worker slots each, completion bridge " << to_string(bridges_.front()->get_strategy())
                               << ", "
-                              << (wanted_copies_ != 0
+                              << (!wanted_copies_.empty()
                                       ? "copies of each proving key's points left to the device memory plan (" +
-                                            std::to_string(wanted_copies_) + " where they fit, else 1)"
+                                            counts_text(wanted_copies_) + ", the first that fits, else 1)"
                                       : std::to_string(copies_.load()) + " copies of each proving key's points (windows of " +
                                             std::to_string(window_bits_) + " bits; 0: the MSM plan's)");
   }
@@ -771,11 +779,11 @@ class cuda_backend final : public engine::compute_backend {
 
   std::size_t resident_key_bytes() const noexcept override { return keys_.bytes(); }
   std::size_t device_key_copies() const noexcept override { return copies_.load(); }
-  std::size_t device_key_copies_wanted() const noexcept override { return wanted_copies_; }
+  std::vector<std::size_t> device_key_copies_wanted() const override { return wanted_copies_; }
   void settle_device_key_copies(std::size_t copies) override {
-    if (wanted_copies_ == 0) engine::compute_backend::settle_device_key_copies(copies);
-    if (copies != 1 && copies != wanted_copies_)
-      throw std::logic_error("cuda backend: copies of a key's points settle at 1 or " + std::to_string(wanted_copies_) +
+    if (wanted_copies_.empty()) engine::compute_backend::settle_device_key_copies(copies);
+    if (copies != 1 && std::find(wanted_copies_.begin(), wanted_copies_.end(), copies) == wanted_copies_.end())
+      throw std::logic_error("cuda backend: copies of a key's points settle at 1 or " + counts_text(wanted_copies_) +
                              ", not " + std::to_string(copies));
     if (keys_made_.load())
       throw std::logic_error("cuda backend: the copies of a key's points settle before the first key is made resident");
@@ -857,7 +865,7 @@ class cuda_backend final : public engine::compute_backend {
   std::size_t slots_per_device_;
   unsigned window_bits_;              // of the keys' copies (0: the MSM plan's)
   std::atomic<unsigned> copies_;      // of each key's points; settled once, before any key is made
-  unsigned wanted_copies_;            // 0: copies_ is fixed
+  std::vector<std::size_t> wanted_copies_;  // empty: copies_ is fixed
   std::atomic<bool> keys_made_{false};
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<device_slot>> slots_;  // device * slots_per_device + slot
@@ -919,7 +927,8 @@ std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devi
     if (msm_window_bits != 0)
       throw std::invalid_argument("cuda backend: msm_window_bits applies to a fixed msm_copies, not to auto (0)");
     return std::make_unique<cuda_backend>(std::move(devices), slots_per_device, strategy, msm_pool_max_bytes,
-                                          msm_precompute{0, 1}, msm_auto_copies);
+                                          msm_precompute{0, 1},
+                                          std::vector<std::size_t>{msm_auto_copies, msm_auto_copies_second});
   }
   if (msm_window_bits > msm_max_window_bits || (msm_window_bits != 0 && msm_copies > msm_window_count(msm_window_bits)))
     throw std::invalid_argument("cuda backend: " + std::to_string(msm_copies) + " copies for windows of " +
@@ -929,7 +938,7 @@ std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devi
     throw std::invalid_argument("cuda backend: msm_window_bits applies to copied bases; with one copy each MSM "
                                 "chooses its width");
   return std::make_unique<cuda_backend>(std::move(devices), slots_per_device, strategy, msm_pool_max_bytes,
-                                        msm_precompute{msm_window_bits, msm_copies}, 0);
+                                        msm_precompute{msm_window_bits, msm_copies}, std::vector<std::size_t>{});
 }
 
 }  // namespace coprove::cuda

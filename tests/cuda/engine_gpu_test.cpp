@@ -98,11 +98,11 @@ TEST_CASE("proofs from the CUDA backend's quotient verify and equal the host bac
   }
 }
 
-TEST_CASE("a CUDA backend with msm_copies auto settles once, before any key, at 1 or 13", "[cuda][backend][gpu][proof]") {
+TEST_CASE("a CUDA backend with msm_copies auto settles once, before any key, at 1, 13 or 12", "[cuda][backend][gpu][proof]") {
   REQUIRE(cuda::cuda_device_count() > 0);
   auto backend = cuda::make_cuda_backend({}, 2, {}, 0, 0);
   CHECK(backend->device_key_copies() == 1);  // until settled
-  CHECK(backend->device_key_copies_wanted() == 13);
+  CHECK(backend->device_key_copies_wanted() == std::vector<std::size_t>{13, 12});
   CHECK_THROWS_AS(backend->settle_device_key_copies(5), std::logic_error);
   // The MSMs' workspace over 13 copies (20-bit windows) is not one copy's (16-bit windows).
   const std::size_t n = std::size_t{1} << 20;
@@ -114,6 +114,12 @@ TEST_CASE("a CUDA backend with msm_copies auto settles once, before any key, at 
   CHECK_THROWS_AS(backend->settle_device_key_copies(1), std::logic_error);
   CHECK_THROWS_AS(cuda::make_cuda_backend({}, 2, {}, 0, 4)->settle_device_key_copies(4), std::logic_error);
   CHECK_THROWS_AS(cuda::make_cuda_backend({}, 2, {}, 0, 0, 20), std::invalid_argument);
+  // The second count, where 13 do not fit: the key is charged and held 12 times.
+  auto second = cuda::make_cuda_backend({}, 2, {}, 0, 0);
+  second->settle_device_key_copies(12);
+  CHECK(second->device_key_copies() == 12);
+  second->prepare_key(0, test::test_key("mimc", 10), "mimc/10");
+  CHECK(second->resident_key_bytes() == 12 * device_key_bytes(*test::test_key("mimc", 10)));
 }
 
 TEST_CASE("proofs from a zkey and circom witnesses on the CUDA backend verify and equal the host backend's",

@@ -195,43 +195,72 @@ TEST_CASE("the device memory plan charges keys, matrices, slots and margin, and 
   CHECK_THROWS_WITH(plan_device_memory(in), Catch::Contains("more than can be counted"));
 }
 
-TEST_CASE("msm_copies auto: the copies where every device's plan holds them, else one, naming the device",
+TEST_CASE("msm_copies auto: the first count every device's plan holds, else one, naming the devices",
           "[prover][memory_plan][cpu]") {
-  // Two H200-sized devices, a 2^22-sized key of about 2.4 GiB, three slots of 4 GiB each.
+  // Two H200-sized devices, a 2^22-sized key of about 2.4 GiB, three slots of 4 GiB each (the
+  // slots' bytes do not depend on the copies here).
   device_memory_plan_input in;
   in.device_name = "NVIDIA H200";
   in.total_bytes = std::size_t{141} << 30;
-  in.key_bytes = (std::size_t{24} << 30) / 10 * 13;  // charged 13 times
-  in.circuits = "mimc/22 (13 copies of each key's points)";
+  in.circuits = "mimc/22";
   in.slots = 3;
   in.slot_bytes = std::size_t{4} << 30;
-  device_memory_plan_input second = in;
-  second.device = 1;
+  const std::size_t key = (std::size_t{24} << 30) / 10;
+  std::size_t second_total = in.total_bytes;
+  std::size_t second_slot = in.slot_bytes;
+  std::vector<std::size_t> asked;
+  const auto inputs = [&](std::size_t copies) {
+    asked.push_back(copies);
+    device_memory_plan_input first = in;
+    first.key_bytes = key * copies;
+    device_memory_plan_input second = first;
+    second.device = 1;
+    second.total_bytes = second_total;
+    second.slot_bytes = second_slot;
+    return std::vector<device_memory_plan_input>{first, second};
+  };
+  const std::vector<std::size_t> wanted{13, 12};
 
-  const device_key_copies_choice fits = choose_device_key_copies({in, second}, 13);
+  const device_key_copies_choice fits = choose_device_key_copies(inputs, wanted);
   CHECK(fits.copies == 13);
   CHECK(fits.source == "auto");
-  CHECK(fits.reason.find("13 copies of each key's points fit") != std::string::npos);
+  CHECK(fits.reason.find("13 copies of each key's points fit") == 0);
   CHECK(fits.reason.find("device 1 (NVIDIA H200)") != std::string::npos);
   CHECK(fits.to_json().at("copies").as_uint64() == 13);
+  CHECK(asked == std::vector<std::size_t>{13});  // the first that fits ends the search
 
-  // A second device with less memory (40 GiB against the 44 GiB the copies and slots need): one
-  // copy, and the reason names that device and its figures.
-  second.total_bytes = std::size_t{40} << 30;
-  const device_key_copies_choice one = choose_device_key_copies({in, second}, 13);
+  // A second device that holds 12 copies, its slots and the margin (41.8 GiB) but not 13 (44.2 GiB): 12, and
+  // the reason says why not 13, with that device's figures.
+  second_total = std::size_t{42} << 30;
+  asked.clear();
+  const device_key_copies_choice twelve = choose_device_key_copies(inputs, wanted);
+  CHECK(twelve.copies == 12);
+  CHECK(asked == std::vector<std::size_t>{13, 12});
+  CHECK(twelve.reason.find("13 copies of each key's points do not fit device 1 (NVIDIA H200)") == 0);
+  CHECK(twelve.reason.find(size_device_memory(inputs(13)[1]).describe()) != std::string::npos);
+  CHECK(twelve.reason.find("12 copies of each key's points fit") != std::string::npos);
+
+  // Neither (40 GiB): one copy, each count passed over named with its figures.
+  second_total = std::size_t{40} << 30;
+  const device_key_copies_choice one = choose_device_key_copies(inputs, wanted);
   CHECK(one.copies == 1);
-  CHECK(one.reason.find("do not fit device 1 (NVIDIA H200)") != std::string::npos);
-  CHECK(one.reason.find(size_device_memory(second).describe()) != std::string::npos);
+  CHECK(one.reason.find("13 copies of each key's points do not fit device 1 (NVIDIA H200)") == 0);
+  CHECK(one.reason.find("12 copies of each key's points do not fit device 1 (NVIDIA H200): " +
+                        size_device_memory(inputs(12)[1]).describe()) != std::string::npos);
   CHECK(one.reason.find("msm_copies 13 to insist") != std::string::npos);
-  CHECK_FALSE(size_device_memory(second).fits());
+  CHECK_FALSE(size_device_memory(inputs(12)[1]).fits());
 
   // Numbers past counting fit nowhere, and size_device_memory says so without throwing.
-  second.slot_bytes = ~std::size_t{0};
-  CHECK(size_device_memory(second).overflow);
-  CHECK_FALSE(size_device_memory(second).fits());
-  CHECK(choose_device_key_copies({in, second}, 13).copies == 1);
-  CHECK(choose_device_key_copies({in}, 13).copies == 13);
+  second_total = in.total_bytes;
+  second_slot = ~std::size_t{0};
+  CHECK(size_device_memory(inputs(13)[1]).overflow);
+  CHECK_FALSE(size_device_memory(inputs(13)[1]).fits());
+  const device_key_copies_choice overflow = choose_device_key_copies(inputs, wanted);
+  CHECK(overflow.copies == 1);
+  CHECK(overflow.reason.find("more than can be counted") != std::string::npos);
   // A backend that wants no copies, or no device with memory of its own.
-  CHECK(choose_device_key_copies({in}, 1).copies == 1);
-  CHECK(choose_device_key_copies({}, 13).copies == 13);
+  CHECK(choose_device_key_copies(inputs, {}).copies == 1);
+  CHECK(choose_device_key_copies(inputs, {1}).copies == 1);
+  CHECK(choose_device_key_copies([](std::size_t) { return std::vector<device_memory_plan_input>{}; }, wanted).copies ==
+        13);
 }

@@ -720,11 +720,11 @@ void engine_core::load_keys() {
 // evaluates them) and every worker slot's buffers and MSM workspace at the largest size, within
 // the device's memory; refuses to start, naming the device, the circuits and the bytes.
 void engine_core::plan_devices() {
-  const std::size_t wanted = backend_->device_key_copies_wanted();
+  const std::vector<std::size_t> wanted = backend_->device_key_copies_wanted();
   key_copies_.copies = backend_->device_key_copies();
-  key_copies_.source = wanted != 0 ? "auto" : "configured";
-  key_copies_.reason = wanted != 0 ? "no proving key goes to a device in this engine (results or backend)"
-                                   : "as the backend was configured (msm_copies)";
+  key_copies_.source = !wanted.empty() ? "auto" : "configured";
+  key_copies_.reason = !wanted.empty() ? "no proving key goes to a device in this engine (results or backend)"
+                                       : "as the backend was configured (msm_copies)";
   const auto publish = [&] {
     runtime::registry::global()
         .get_gauge("coprove_engine_device_key_copies",
@@ -772,11 +772,12 @@ void engine_core::plan_devices() {
     }
     return out;
   };
-  if (wanted > 1) {
-    // msm_copies auto: the copies where every device holds them beside its slots, else one.
-    key_copies_ = choose_device_key_copies(inputs(wanted), wanted);
+  if (!wanted.empty()) {
+    // msm_copies auto: the fastest copies every device holds beside its slots, else one; anything
+    // but the fastest is a fallback, said at warning with the figures that refused it.
+    key_copies_ = choose_device_key_copies(inputs, wanted);
     backend_->settle_device_key_copies(key_copies_.copies);
-    if (key_copies_.copies != wanted)
+    if (key_copies_.copies != wanted.front())
       COPROVE_LOG(warning, "engine") << "msm_copies auto: " << key_copies_.reason;
     else
       COPROVE_LOG(info, "engine") << "msm_copies auto: " << key_copies_.reason;

@@ -320,31 +320,43 @@ boost::json::object device_memory_plan::to_json() const {
           {"total_bytes", total_bytes}};
 }
 
-device_key_copies_choice choose_device_key_copies(const std::vector<device_memory_plan_input>& with_copies,
-                                                  std::size_t copies) {
+device_key_copies_choice choose_device_key_copies(
+    const std::function<std::vector<device_memory_plan_input>(std::size_t copies)>& inputs,
+    const std::vector<std::size_t>& candidates) {
   device_key_copies_choice choice;
   choice.source = "auto";
-  if (copies <= 1) {
-    choice.copies = 1;
+  choice.copies = 1;
+  std::string passed_over;  // the counts that did not fit, each with the device that refused it
+  for (const std::size_t copies : candidates) {
+    if (copies <= 1) continue;
+    std::string described;
+    const device_memory_plan_input* refused = nullptr;
+    device_memory_plan refused_plan;
+    const std::vector<device_memory_plan_input> with_copies = inputs(copies);
+    for (const device_memory_plan_input& input : with_copies) {
+      const device_memory_plan plan = size_device_memory(input);
+      if (!plan.fits()) {
+        refused = &input;
+        refused_plan = plan;
+        break;
+      }
+      described += "; " + plan.describe();
+    }
+    if (refused == nullptr) {
+      choice.copies = copies;
+      choice.reason = passed_over + std::to_string(copies) + " copies of each key's points fit" + described;
+      return choice;
+    }
+    passed_over += std::to_string(copies) + " copies of each key's points do not fit device " +
+                   std::to_string(refused->device) + " (" + refused->device_name + "): " +
+                   (refused_plan.overflow ? std::string("more than can be counted") : refused_plan.describe()) + "; ";
+  }
+  if (passed_over.empty()) {
     choice.reason = "the backend keeps no copies of a key's points";
     return choice;
   }
-  std::string described;
-  for (const device_memory_plan_input& input : with_copies) {
-    const device_memory_plan plan = size_device_memory(input);
-    if (!plan.fits()) {
-      choice.copies = 1;
-      choice.reason = std::to_string(copies) + " copies of each key's points do not fit device " +
-                      std::to_string(input.device) + " (" + input.device_name + "): " +
-                      (plan.overflow ? std::string("more than can be counted") : plan.describe()) +
-                      "; the keys stay in one copy (msm_copies " + std::to_string(copies) +
-                      " to insist, or fewer circuits, slots or a smaller max_log_constraints to make room)";
-      return choice;
-    }
-    described += "; " + plan.describe();
-  }
-  choice.copies = copies;
-  choice.reason = std::to_string(copies) + " copies of each key's points fit" + described;
+  choice.reason = passed_over + "the keys stay in one copy (msm_copies " + std::to_string(candidates.front()) +
+                  " to insist, or fewer circuits, slots or a smaller max_log_constraints to make room)";
   return choice;
 }
 

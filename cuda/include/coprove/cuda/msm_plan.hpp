@@ -118,6 +118,11 @@ inline constexpr unsigned msm_max_copies = 16;
 /// points and within 1 % of the best at 2^26 (bench/RESULTS.md, the MSM over shifted copies).
 inline constexpr unsigned msm_auto_copies = msm_window_count(20);
 static_assert(msm_auto_copies == 13 && msm_auto_copies <= msm_max_copies);
+/// Where 13 do not fit: one a window of 22 bits (the plan picks 22 bits over 12 copies at 2^24
+/// points), 8 % less memory, and on an H200 at 2^24 points 119.56 ms in G1 (13 copies 111.12, none
+/// 137.77) and 391.51 in G2 (363.45, 452.63); the best measured at 2^26 (bench/RESULTS.md).
+inline constexpr unsigned msm_auto_copies_second = msm_window_count(22);
+static_assert(msm_auto_copies_second == 12 && msm_auto_copies_second < msm_auto_copies);
 
 /// The signed digits of a canonical scalar, window 0 first (the host twin of msm_signed_digit, for
 /// tests): sum_w digits[w] 2^(c w) equals the scalar.

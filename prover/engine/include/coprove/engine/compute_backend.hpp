@@ -139,13 +139,14 @@ class compute_backend {
   /// Copies of a proving key's points a device holds (the CUDA backend's precomputed MSM bases;
   /// 1 by default): the device memory plan charges the key that many times.
   virtual std::size_t device_key_copies() const noexcept { return 1; }
-  /// The copies the backend would keep where the devices' memory holds them, when it leaves the
-  /// choice to the engine's device memory plan (the CUDA backend's msm_copies "auto"); 0 when its
-  /// copies are fixed (the default). Until settled, device_key_copies() is 1.
-  virtual std::size_t device_key_copies_wanted() const noexcept { return 0; }
-  /// Settles the copies the engine chose (1, or device_key_copies_wanted()), before the first key
-  /// is made resident; device_key_copies() follows it. Throws std::logic_error for a backend whose
-  /// copies are fixed, another count, or after a key upload.
+  /// The copies the backend would keep, the fastest first, when it leaves the choice to the engine's
+  /// device memory plan (the CUDA backend's msm_copies "auto"): the engine settles the first that
+  /// every device holds beside its slots, else 1. Empty when its copies are fixed (the default).
+  /// Until settled, device_key_copies() is 1.
+  virtual std::vector<std::size_t> device_key_copies_wanted() const { return {}; }
+  /// Settles the copies the engine chose (1, or one of device_key_copies_wanted()), before the
+  /// first key is made resident; device_key_copies() follows it. Throws std::logic_error for a
+  /// backend whose copies are fixed, another count, or after a key upload.
   virtual void settle_device_key_copies(std::size_t copies);
   /// The device's memory, for the device memory plan; nullopt for a backend whose devices use the
   /// host's memory (the host backend: its keys are charged in the host memory plan).

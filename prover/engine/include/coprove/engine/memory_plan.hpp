@@ -10,6 +10,7 @@
 #include <boost/json/object.hpp>
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -151,10 +152,12 @@ struct device_key_copies_choice {
 };
 
 /// The engine's choice when the backend leaves it to the device memory plan (msm_copies "auto"):
-/// `copies` where every device's plan, computed with that many copies (`with_copies`, one input a
-/// device: keys charged `copies` times, the slots' bytes at that many copies), fits; otherwise 1,
-/// naming the first device that does not hold them.
-device_key_copies_choice choose_device_key_copies(const std::vector<device_memory_plan_input>& with_copies,
-                                                  std::size_t copies);
+/// the first of `candidates` (the fastest first) for which every device's plan, computed with that
+/// many copies (`inputs(copies)`, one input a device: keys charged `copies` times, the slots' bytes
+/// at that many copies), fits; otherwise 1. The reason names, for each count passed over, the
+/// first device that does not hold it, with its figures.
+device_key_copies_choice choose_device_key_copies(
+    const std::function<std::vector<device_memory_plan_input>(std::size_t copies)>& inputs,
+    const std::vector<std::size_t>& candidates);
 
 }  // namespace coprove::engine
