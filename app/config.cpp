@@ -268,8 +268,7 @@ const std::vector<binding>& bindings() {
         "can be wider (fewer additions). Costs that many times the key's device memory, which the device memory "
         "plan charges (it refuses to start when the keys do not fit). Copies pay when they cover every window "
         "(13 for the 20-bit windows chosen at 2^22..2^24 points); fewer measured slower than none. 0 (auto): 13 "
-        "where every device's memory plan holds them beside its worker slots, else 12 (22-bit windows: a 2^24 key "
-        "on an H200), else 1, said at start (at warning when 13 do not fit) and shown in the report's device_keys; 1..16 fixes the count. The CPU backend has "
+        "where every device's memory plan holds them beside its worker slots, else 12 (22-bit windows), else 1, said at start (at warning when 13 do not fit) and shown in the report's device_keys; 1..16 fixes the count. The CPU backend has "
         "no use for copies and says so at warning when a count is set."},
        [](app_config& c, const json::value& v) { c.msm_copies = as_unsigned(v, "msm_copies", 0, 16); },
        [](const app_config& c) { return json::value(c.msm_copies); }},

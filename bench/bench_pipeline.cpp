@@ -386,6 +386,7 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, const
         {"depth_max", report.at("dispatch").at("depth_max")},
         {"depth_basis", report.at("dispatch").at("depth_basis")},
         {"bottleneck", report.at("bottleneck")},
+        {"device_keys", report.at("device_keys")},
         {"pool_allocations", allocations},
         {"pool_reuses", reuses},
         {"pool_reuse_fraction", checkouts > 0 ? static_cast<double>(reuses) / static_cast<double>(checkouts) : 0.0},
@@ -441,6 +442,11 @@ void print_row(const policy_result& r) {
               num(row.at("max_in_flight")), num(row.at("pool_allocations")), num(row.at("pool_reuses")),
               100.0 * num(row.at("pool_reuse_fraction")), num(row.at("h2d_gb_per_s")), num(row.at("latency_p50_ms")),
               num(row.at("latency_p99_ms")), num(row.at("steady_device_ms_per_partition")));
+  // With proofs on a device: how many copies of the key's points the MSMs ran over, and why.
+  const auto& keys = row.at("device_keys").as_object();
+  if (keys.at("source").as_string() == "auto" || num(keys.at("copies")) > 1)
+    std::printf("           device keys: %.0f copies (%s): %s\n", num(keys.at("copies")),
+                keys.at("source").as_string().c_str(), keys.at("reason").as_string().c_str());
   std::fflush(stdout);
 }
 
