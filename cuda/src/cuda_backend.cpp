@@ -730,10 +730,16 @@ class cuda_backend final : public engine::compute_backend {
       const field::fr* witness = w.witness.data;
       pinned_sums::windows& out = *events.sums.data;
       msm_windows_async(msm, key->h, w.a.data, pk.h.size(), &out.h, s);
-      msm_windows_async(msm, key->a, witness, pk.num_variables(), &out.a, s);
-      msm_windows_async(msm, key->b_g1, witness, pk.num_variables(), &out.b_g1, s);
+      // A, B in G1 and B in G2 are sums over the same witness: its digits are sorted into buckets
+      // once for the three where their plans place them alike (the same widths and copies).
+      const bool shared = msm_windows_same_scalars_async(msm, key->a, key->b_g1, key->b_g2, witness,
+                                                         pk.num_variables(), &out.a, &out.b_g1, &out.b_g2, s);
+      static std::atomic<bool> said_apart{false};  // once a process
+      if (!shared && !said_apart.exchange(true)) {
+        COPROVE_LOG(info, "cuda") << "the proof's MSMs over the witness place its entries once each for "
+                                  << key->circuit_id << ": the plans of A, B_G1 and B_G2 differ (widths or copies)";
+      }
       msm_windows_async(msm, key->l, witness + pk.num_inputs(), pk.num_aux(), &out.l, s);
-      msm_windows_async(msm, key->b_g2, witness, pk.num_variables(), &out.b_g2, s);
       events.d2h_bytes += events.sums.copied_bytes();
     }
     events.msm.record(s);

@@ -96,10 +96,42 @@ class workspace {
 
 std::size_t scan_items(const msm_plan& plan) { return std::max(plan.groups, std::size_t{plan.windows}) + 1; }
 
-// One run: the sum into *result, or (windows != null) the window sums into *windows.
+std::size_t aligned(std::size_t bytes) { return (bytes + 255) & ~std::size_t{255}; }
+
+/// The scalars' entries placed once for several runs over the same scalars: the groups' offsets
+/// (as the placement left them) and the entries, in device memory that outlives the runs' enqueueing.
+struct placed_entries {
+  const std::uint32_t* offsets = nullptr;
+  const std::uint32_t* entries = nullptr;
+};
+
+/// What a run's workspace holds only to place the entries (the canonical scalars and the entries):
+/// a run that reads placed_entries leaves them out.
+std::size_t placement_only_bytes(const msm_plan& plan, std::size_t count) {
+  return aligned(count * 32) + aligned(plan.entries * 4);
+}
+
+/// Enqueues the placement: the canonical scalars, each group's count, its offset (into `off_a`)
+/// and the entries, sorted by group; `off_b` and `counts` are scratch.
+void place(const msm_plan& plan, const void* d_scalars, std::size_t count, std::size_t stride, void* scratch,
+           std::size_t scratch_bytes, std::uint32_t* canonical, std::uint32_t* counts, std::uint32_t* off_a,
+           std::uint32_t* off_b, std::uint32_t* entries, cudaStream_t stream) {
+  const std::size_t groups = plan.groups;
+  COPROVE_CUDA_TRY(cudaMemsetAsync(counts, 0, (groups + 1) * 4, stream));
+  detail::msm_count_entries(d_scalars, canonical, count, plan.window_bits, plan.digit_windows, plan.windows, counts,
+                            stream);
+  detail::msm_exclusive_scan(scratch, scratch_bytes, counts, off_a, groups + 1, stream);
+  COPROVE_CUDA_TRY(cudaMemcpyAsync(off_b, off_a, groups * 4, cudaMemcpyDeviceToDevice, stream));
+  detail::msm_place_entries(canonical, count, plan.window_bits, plan.digit_windows, plan.windows, stride, off_b,
+                            entries, stream);
+}
+
+// One run: the sum into *result, or (windows != null) the window sums into *windows. With `placed`
+// the entries are the ones placed for another run over the same scalars and an alike plan.
 template <class Affine, class Xyzz, class Windows = void>
 void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::fr* scalars, std::size_t count,
-             Xyzz* result, cudaStream_t stream, const msm_gpu_options& options, Windows* windows = nullptr) {
+             Xyzz* result, cudaStream_t stream, const msm_gpu_options& options, Windows* windows = nullptr,
+             const placed_entries* placed = nullptr) {
   constexpr msm_group group = affine_traits<Affine>::group;
   constexpr bool to_windows = !std::is_void_v<Windows>;
   if (!to_windows && result == nullptr) throw std::invalid_argument("MSM: null result");
@@ -128,7 +160,8 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
   }
   const void* d_scalars = count > 0 ? device_view(scalars, bases.device(), "the scalars") : nullptr;
 
-  workspace ws(context, msm_workspace_bytes(plan), stream);
+  if (placed != nullptr && count == 0) throw std::invalid_argument("MSM: placed entries for no scalars");
+  workspace ws(context, msm_workspace_bytes(plan) - (placed != nullptr ? placement_only_bytes(plan, count) : 0), stream);
   const std::size_t pb = plan.point_bytes;
   void* slot = ws.take<void>(pb);
   const auto mark = [&](cudaEvent_t msm_phase_events::*which) {
@@ -149,11 +182,12 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
   const std::size_t groups = plan.groups;
   const std::size_t scratch_bytes = detail::msm_scan_scratch_bytes(scan_items(plan));
   void* scratch = ws.take<void>(scratch_bytes);
-  auto* canonical = ws.take<std::uint32_t>(count * 32);
+  auto* canonical = placed != nullptr ? nullptr : ws.take<std::uint32_t>(count * 32);
   auto* counts = ws.take<std::uint32_t>((groups + 1) * 4);
   auto* off_a = ws.take<std::uint32_t>((groups + 1) * 4);
   auto* off_b = ws.take<std::uint32_t>((groups + 1) * 4);
-  auto* entries = ws.take<std::uint32_t>(plan.entries * 4);
+  const std::uint32_t* entries = placed != nullptr ? placed->entries : nullptr;
+  if (placed == nullptr) entries = ws.take<std::uint32_t>(plan.entries * 4);
   std::size_t even = 0, odd = 0;
   for (std::size_t k = 0; k < plan.level_capacity.size(); ++k) {
     std::size_t& buffer = k % 2 == 0 ? even : odd;
@@ -171,15 +205,15 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
   auto* window_off_b = ws.take<std::uint32_t>((plan.windows + 1) * 4);
   void* gathered = to_windows ? ws.take<void>((plan.windows + 1) * pb) : nullptr;
 
-  // Entries: count per group, offsets, placement.
+  // Entries: count per group, offsets, placement (or the offsets of a placement made for another
+  // run: the group sums below overwrite their offsets, so each run works on its own copy).
   mark(&msm_phase_events::start);
-  COPROVE_CUDA_TRY(cudaMemsetAsync(counts, 0, (groups + 1) * 4, stream));
-  detail::msm_count_entries(d_scalars, canonical, count, plan.window_bits, plan.digit_windows, plan.windows, counts,
-                            stream);
-  detail::msm_exclusive_scan(scratch, scratch_bytes, counts, off_a, groups + 1, stream);
-  COPROVE_CUDA_TRY(cudaMemcpyAsync(off_b, off_a, groups * 4, cudaMemcpyDeviceToDevice, stream));
-  detail::msm_place_entries(canonical, count, plan.window_bits, plan.digit_windows, plan.windows, bases.size(), off_b,
-                            entries, stream);
+  if (placed != nullptr) {
+    COPROVE_CUDA_TRY(cudaMemcpyAsync(off_a, placed->offsets, (groups + 1) * 4, cudaMemcpyDeviceToDevice, stream));
+  } else {
+    place(plan, d_scalars, count, bases.size(), scratch, scratch_bytes, canonical, counts, off_a, off_b,
+          const_cast<std::uint32_t*>(entries), stream);
+  }
   mark(&msm_phase_events::placed);
 
   // Group sums, level by level, until each group has one.
@@ -449,6 +483,75 @@ void msm_windows_async(msm_context& context, const msm_bases_g1& bases, const fi
 void msm_windows_async(msm_context& context, const msm_bases_g2& bases, const field::fr* scalars, std::size_t count,
                        msm_window_sums_g2* out, cudaStream_t stream, const msm_gpu_options& options) {
   run_msm<field::g2_affine, field::g2_xyzz>(context, bases, scalars, count, nullptr, stream, options, out);
+}
+
+namespace {
+
+/// The plan a run over `bases` makes for `count` points (as run_msm makes it, default options).
+template <class Affine>
+msm_plan plan_of(const msm_bases<Affine>& bases, std::size_t count) {
+  return plan_msm(affine_traits<Affine>::group, count, bases.copies() > 1 ? bases.window_bits() : 0, bases.copies());
+}
+
+/// One placement serves two plans over the same scalars when it is the same: the digits, the
+/// groups they go to and where in the bases a copy starts.
+bool place_alike(const msm_plan& a, std::size_t a_size, const msm_plan& b, std::size_t b_size) {
+  return a.window_bits == b.window_bits && a.digit_windows == b.digit_windows && a.windows == b.windows &&
+         a.groups == b.groups && a.entries == b.entries && (a.copies <= 1 ? 1 : a_size) == (b.copies <= 1 ? 1 : b_size) &&
+         a.copies == b.copies;
+}
+
+}  // namespace
+
+bool msm_places_alike(const msm_bases_g1& g1_first, const msm_bases_g1& g1_second, const msm_bases_g2& g2,
+                      std::size_t count) {
+  if (count == 0 || count > g1_first.size() || count > g1_second.size() || count > g2.size()) return false;
+  if (g1_first.device() != g1_second.device() || g1_first.device() != g2.device()) return false;
+  const msm_plan first = plan_of(g1_first, count);
+  return place_alike(first, g1_first.size(), plan_of(g1_second, count), g1_second.size()) &&
+         place_alike(first, g1_first.size(), plan_of(g2, count), g2.size());
+}
+
+bool msm_windows_same_scalars_async(msm_context& context, const msm_bases_g1& g1_first, const msm_bases_g1& g1_second,
+                                    const msm_bases_g2& g2, const field::fr* scalars, std::size_t count,
+                                    msm_window_sums_g1* out_first, msm_window_sums_g1* out_second,
+                                    msm_window_sums_g2* out_g2, cudaStream_t stream) {
+  if (!msm_places_alike(g1_first, g1_second, g2, count)) {
+    msm_windows_async(context, g1_first, scalars, count, out_first, stream);
+    msm_windows_async(context, g1_second, scalars, count, out_second, stream);
+    msm_windows_async(context, g2, scalars, count, out_g2, stream);
+    return false;
+  }
+  // Checked as run_msm checks them, before anything is enqueued.
+  if (context.device() != g1_first.device())
+    throw std::invalid_argument("MSM: context on device " + std::to_string(context.device()) + ", bases on device " +
+                                std::to_string(g1_first.device()));
+  if (scalars == nullptr) throw std::invalid_argument("MSM: null scalars");
+  if (reinterpret_cast<std::uintptr_t>(scalars) % 16 != 0)
+    throw std::invalid_argument("MSM: scalars must be 16-byte aligned");
+  const msm_plan plan = plan_of(g1_first, count);
+  scoped_device scope(g1_first.device());
+  const void* d_scalars = device_view(scalars, g1_first.device(), "the scalars");
+  const std::size_t groups = plan.groups;
+  const std::size_t scratch_bytes = detail::msm_scan_scratch_bytes(scan_items(plan));
+  // The placement's own workspace, freed on the stream after the three runs that read it.
+  workspace ws(context, aligned(scratch_bytes) + aligned(count * 32) + 3 * aligned((groups + 1) * 4) +
+                            aligned(plan.entries * 4),
+               stream);
+  void* scratch = ws.take<void>(scratch_bytes);
+  auto* canonical = ws.take<std::uint32_t>(count * 32);
+  auto* counts = ws.take<std::uint32_t>((groups + 1) * 4);
+  auto* off_a = ws.take<std::uint32_t>((groups + 1) * 4);
+  auto* off_b = ws.take<std::uint32_t>((groups + 1) * 4);
+  auto* entries = ws.take<std::uint32_t>(plan.entries * 4);
+  place(plan, d_scalars, count, g1_first.size(), scratch, scratch_bytes, canonical, counts, off_a, off_b, entries,
+        stream);
+  const placed_entries placed{off_a, entries};
+  run_msm<field::g1_affine, field::g1_xyzz>(context, g1_first, scalars, count, nullptr, stream, {}, out_first, &placed);
+  run_msm<field::g1_affine, field::g1_xyzz>(context, g1_second, scalars, count, nullptr, stream, {}, out_second,
+                                            &placed);
+  run_msm<field::g2_affine, field::g2_xyzz>(context, g2, scalars, count, nullptr, stream, {}, out_g2, &placed);
+  return true;
 }
 
 }  // namespace coprove::cuda

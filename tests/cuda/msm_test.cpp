@@ -443,6 +443,64 @@ TEST_CASE("window sums combined on the host equal the CPU MSM in G1 and G2", "[c
 
 namespace {
 
+/// A, B in G1 and B in G2 of a proof over one witness: three sets of bases, one set of scalars.
+void check_same_scalars(std::size_t n, const cuda::msm_precompute& g1_first_copies,
+                        const cuda::msm_precompute& others_copies, bool alike) {
+  const std::uint64_t seed = fresh_seed();
+  INFO("seed " << seed << ", n = " << n << ", copies " << g1_first_copies.copies << " / " << others_copies.copies);
+  std::mt19937_64 gen(seed);
+  const auto a = known_bases<field::g1_curve>::make(n, gen);
+  const auto b1 = known_bases<field::g1_curve>::make(n, gen);
+  const auto b2 = known_bases<field::g2_curve>::make(n, gen);
+  const pinned_copy<field::g1_affine> pa(a.points), pb1(b1.points);
+  const pinned_copy<field::g2_affine> pb2(b2.points);
+  cuda::msm_context context(0);
+  const cuda::msm_bases_g1 da(pa.span(), 0, g1_first_copies), db1(pb1.span(), 0, others_copies);
+  const cuda::msm_bases_g2 db2(pb2.span(), 0, others_copies);
+  pinned_copy<cuda::msm_window_sums_g1> out_a(std::vector<cuda::msm_window_sums_g1>(1)),
+      out_b1(std::vector<cuda::msm_window_sums_g1>(1));
+  pinned_copy<cuda::msm_window_sums_g2> out_b2(std::vector<cuda::msm_window_sums_g2>(1));
+  cudaStream_t stream = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+  for (const std::size_t count : {std::size_t{1}, std::size_t{37}, n - 5, n}) {
+    INFO("count = " << count);
+    std::vector<fr> scalars = random_scalars(count, gen);
+    for (std::size_t i = 0; i < count; i += 3) scalars[i] = fr::one();   // the ones' group
+    for (std::size_t i = 1; i < count; i += 7) scalars[i] = fr::zero();  // skipped
+    if (count > 2) scalars[2] = minus_one();
+    const device_scalars on(scalars);
+    CHECK(cuda::msm_places_alike(da, db1, db2, count) == alike);
+    CHECK(cuda::msm_windows_same_scalars_async(context, da, db1, db2, on.data(), count, out_a.data(), out_b1.data(),
+                                               out_b2.data(), stream) == alike);
+    REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+    CHECK(out_a.data()->combine().to_affine() == cpu_msm(a.points, scalars));
+    CHECK(out_b1.data()->combine().to_affine() == cpu_msm(b1.points, scalars));
+    CHECK(out_b2.data()->combine().to_affine() == cpu_msm(b2.points, scalars));
+  }
+  // Bad input changes nothing and names what is wrong.
+  CHECK_THROWS_AS(cuda::msm_windows_same_scalars_async(context, da, db1, db2, nullptr, n, out_a.data(), out_b1.data(),
+                                                       out_b2.data(), stream),
+                  std::invalid_argument);
+  REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+  CHECK_FALSE(cuda::msm_places_alike(da, db1, db2, n + 1));
+  CHECK_FALSE(cuda::msm_places_alike(da, db1, db2, 0));
+  REQUIRE(cudaStreamDestroy(stream) == cudaSuccess);
+}
+
+}  // namespace
+
+TEST_CASE("A and B over one witness place its entries once and equal the CPU's MSMs", "[cuda][msm][gpu][proof]") {
+  REQUIRE(gpu_present());
+  // No copies: every plan's 16-bit (or smaller) windows place alike.
+  check_same_scalars(std::size_t{1} << 12, {}, {}, true);
+  // Copies of every set for the same width: alike (an entry names its copy by the point count).
+  check_same_scalars(std::size_t{1} << 11, {12, 8}, {12, 8}, true);
+  // A's bases copied, the others not: placed once each, the sums still right.
+  check_same_scalars(std::size_t{1} << 11, {12, 8}, {}, false);
+}
+
+namespace {
+
 /// At 2^22..2^24 points a CPU MSM per size would take minutes: the bases are [k_i]G with the k_i
 /// known, so the expected sum is [sum_i k_i s_i]G, one scalar multiplication (the MSM's result is
 /// still compared in affine form, and a wrong bucket or window anywhere changes it).

@@ -176,4 +176,20 @@ void msm_windows_async(msm_context& context, const msm_bases_g1& bases, const fi
 void msm_windows_async(msm_context& context, const msm_bases_g2& bases, const field::fr* scalars, std::size_t count,
                        msm_window_sums_g2* out, cudaStream_t stream, const msm_gpu_options& options = {});
 
+/// Whether one placement of `count` scalars' entries (their digits sorted into buckets, the run's
+/// first phase) serves runs over all three sets of bases: the plans' widths, windows and copies are
+/// the same, and so is the number of points where there are copies (an entry names its copy by it).
+bool msm_places_alike(const msm_bases_g1& g1_first, const msm_bases_g1& g1_second, const msm_bases_g2& g2,
+                      std::size_t count);
+
+/// The window sums over the same `count` scalars of three sets of bases (a proof's A and B in G1
+/// and B in G2, over one witness): three msm_windows_async runs with default options, whose entries
+/// are placed once where msm_places_alike says one placement serves them (returns true), else once
+/// each (returns false). The placement's workspace comes from the context's pool beside the runs'
+/// (about the three runs' largest, as separate runs take). Throws as msm_windows_async.
+bool msm_windows_same_scalars_async(msm_context& context, const msm_bases_g1& g1_first, const msm_bases_g1& g1_second,
+                                    const msm_bases_g2& g2, const field::fr* scalars, std::size_t count,
+                                    msm_window_sums_g1* out_first, msm_window_sums_g1* out_second,
+                                    msm_window_sums_g2* out_g2, cudaStream_t stream);
+
 }  // namespace coprove::cuda
