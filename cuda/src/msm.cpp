@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -69,14 +70,18 @@ const void* device_view(const void* p, int device, const char* what) {
 }
 
 /// One run's workspace, carved out of one stream-ordered allocation; returned to the pool on the
-/// stream when the run's work is enqueued, or at once if enqueueing fails.
+/// stream when the run's work is enqueued, or at once if enqueueing fails. Or a region of another
+/// workspace (`borrowed`), which it does not free: runs one after another on one stream carve theirs
+/// from the same region.
 class workspace {
  public:
   workspace(msm_context& context, std::size_t bytes, cudaStream_t stream) : stream_(stream) {
     COPROVE_CUDA_TRY(cudaMallocFromPoolAsync(&base_, std::max<std::size_t>(bytes, 256), context.pool(), stream));
+    owned_ = true;
   }
+  explicit workspace(void* borrowed) : base_(borrowed), stream_(nullptr) {}
   ~workspace() {
-    if (base_ != nullptr) COPROVE_CUDA_ASSERT_OK(cudaFreeAsync(base_, stream_));
+    if (owned_ && base_ != nullptr) COPROVE_CUDA_ASSERT_OK(cudaFreeAsync(base_, stream_));
   }
   workspace(const workspace&) = delete;
   workspace& operator=(const workspace&) = delete;
@@ -92,6 +97,7 @@ class workspace {
   void* base_ = nullptr;
   std::size_t used_ = 0;
   cudaStream_t stream_;
+  bool owned_ = false;
 };
 
 std::size_t scan_items(const msm_plan& plan) { return std::max(plan.groups, std::size_t{plan.windows}) + 1; }
@@ -99,10 +105,12 @@ std::size_t scan_items(const msm_plan& plan) { return std::max(plan.groups, std:
 std::size_t aligned(std::size_t bytes) { return (bytes + 255) & ~std::size_t{255}; }
 
 /// The scalars' entries placed once for several runs over the same scalars: the groups' offsets
-/// (as the placement left them) and the entries, in device memory that outlives the runs' enqueueing.
+/// (as the placement left them) and the entries, in device memory that outlives the runs' enqueueing;
+/// and the region each run carves its own workspace from (the runs follow one another on one stream).
 struct placed_entries {
   const std::uint32_t* offsets = nullptr;
   const std::uint32_t* entries = nullptr;
+  void* run_region = nullptr;
 };
 
 /// What a run's workspace holds only to place the entries (the canonical scalars and the entries):
@@ -161,7 +169,10 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
   const void* d_scalars = count > 0 ? device_view(scalars, bases.device(), "the scalars") : nullptr;
 
   if (placed != nullptr && count == 0) throw std::invalid_argument("MSM: placed entries for no scalars");
-  workspace ws(context, msm_workspace_bytes(plan) - (placed != nullptr ? placement_only_bytes(plan, count) : 0), stream);
+  std::optional<workspace> own;
+  if (placed == nullptr) own.emplace(context, msm_workspace_bytes(plan), stream);
+  workspace borrowed(placed != nullptr ? placed->run_region : nullptr);
+  workspace& ws = placed != nullptr ? borrowed : *own;
   const std::size_t pb = plan.point_bytes;
   void* slot = ws.take<void>(pb);
   const auto mark = [&](cudaEvent_t msm_phase_events::*which) {
@@ -534,10 +545,18 @@ bool msm_windows_same_scalars_async(msm_context& context, const msm_bases_g1& g1
   const void* d_scalars = device_view(scalars, g1_first.device(), "the scalars");
   const std::size_t groups = plan.groups;
   const std::size_t scratch_bytes = detail::msm_scan_scratch_bytes(scan_items(plan));
-  // The placement's own workspace, freed on the stream after the three runs that read it.
-  workspace ws(context, aligned(scratch_bytes) + aligned(count * 32) + 3 * aligned((groups + 1) * 4) +
-                            aligned(plan.entries * 4),
-               stream);
+  // One allocation for the placement and, after it, the region each run carves its workspace from
+  // in turn: the largest run's workspace and three offset arrays, which is what the device memory
+  // plan charges a slot for its largest MSM (separate allocations of the runs' different sizes
+  // beside the placement's measured out of memory at 2^24 with 13 copies). Freed on the stream
+  // after the three runs.
+  const std::size_t run_bytes =
+      std::max({msm_workspace_bytes(plan) - placement_only_bytes(plan, count),
+                msm_workspace_bytes(plan_of(g1_second, count)) - placement_only_bytes(plan, count),
+                msm_workspace_bytes(plan_of(g2, count)) - placement_only_bytes(plan, count)});
+  const std::size_t placement_bytes =
+      aligned(scratch_bytes) + aligned(count * 32) + 3 * aligned((groups + 1) * 4) + aligned(plan.entries * 4);
+  workspace ws(context, placement_bytes + run_bytes, stream);
   void* scratch = ws.take<void>(scratch_bytes);
   auto* canonical = ws.take<std::uint32_t>(count * 32);
   auto* counts = ws.take<std::uint32_t>((groups + 1) * 4);
@@ -546,7 +565,7 @@ bool msm_windows_same_scalars_async(msm_context& context, const msm_bases_g1& g1
   auto* entries = ws.take<std::uint32_t>(plan.entries * 4);
   place(plan, d_scalars, count, g1_first.size(), scratch, scratch_bytes, canonical, counts, off_a, off_b, entries,
         stream);
-  const placed_entries placed{off_a, entries};
+  const placed_entries placed{off_a, entries, ws.take<void>(run_bytes)};
   run_msm<field::g1_affine, field::g1_xyzz>(context, g1_first, scalars, count, nullptr, stream, {}, out_first, &placed);
   run_msm<field::g1_affine, field::g1_xyzz>(context, g1_second, scalars, count, nullptr, stream, {}, out_second,
                                             &placed);
