@@ -546,10 +546,9 @@ bool msm_windows_same_scalars_async(msm_context& context, const msm_bases_g1& g1
   const std::size_t groups = plan.groups;
   const std::size_t scratch_bytes = detail::msm_scan_scratch_bytes(scan_items(plan));
   // One allocation for the placement and, after it, the region each run carves its workspace from
-  // in turn: the largest run's workspace and three offset arrays, which is what the device memory
-  // plan charges a slot for its largest MSM (separate allocations of the runs' different sizes
-  // beside the placement's measured out of memory at 2^24 with 13 copies). Freed on the stream
-  // after the three runs.
+  // in turn: about the largest run's workspace, which is what the device memory plan charges a slot
+  // for its largest MSM. (With an allocation for the placement and one for each run, a 2^24 proof
+  // over 13 copies ran out of device memory on an H200.) Freed on the stream after the three runs.
   const std::size_t run_bytes =
       std::max({msm_workspace_bytes(plan) - placement_only_bytes(plan, count),
                 msm_workspace_bytes(plan_of(g1_second, count)) - placement_only_bytes(plan, count),
