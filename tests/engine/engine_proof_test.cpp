@@ -4,7 +4,8 @@
 // the deterministic mode gives the same proof on every path; a request without a key, a key that
 // does not fit its circuit and a plan without room for the key are refused with the numbers; a
 // proof that cannot be made fails its job and gives everything back. The host backend's proof
-// stage (the five MSMs in its worker slots) gives groth16's sums.
+// stage (the five MSMs in its worker slots) gives groth16's sums. A backend that leaves the copies
+// of a key's points to the engine gets the first count its devices hold, and the reason.
 #include <coprove/engine/engine.hpp>
 
 #include <coprove/engine/host_backend.hpp>
@@ -203,6 +204,79 @@ TEST_CASE("the memory plan charges the proving keys and the proofs' working sets
     FAIL("constructed");
   } catch (const memory_plan_error& error) {
     CHECK(std::string(error.what()).find("proving keys " + std::to_string(e.plan().key_bytes)) != std::string::npos);
+  }
+}
+
+namespace {
+
+// The host backend behind a device of its own memory that leaves the copies of a key's points to
+// the engine (as the CUDA backend's msm_copies auto does): its slots' working set is 5 GiB from
+// `big_from` copies up and 64 MiB below.
+class device_memory_backend final : public compute_backend {
+ public:
+  device_memory_backend(std::size_t total, std::size_t big_from) : inner_(1, 2), total_(total), big_from_(big_from) {}
+  std::string_view name() const noexcept override { return "device-memory"; }
+  std::size_t device_count() const noexcept override { return 1; }
+  std::size_t worker_slots_per_device() const noexcept override { return inner_.worker_slots_per_device(); }
+  std::vector<std::string> device_names() const override { return {"fake device"}; }
+  std::unique_ptr<coprove::pinned::host_allocator> make_host_allocator() const override {
+    return inner_.make_host_allocator();
+  }
+  bool copies_to_device() const noexcept override { return true; }
+  void start_quotient(worker_slot worker, quotient_task task, quotient_completion done) noexcept override {
+    inner_.start_quotient(worker, std::move(task), std::move(done));
+  }
+  std::size_t device_key_copies() const noexcept override { return copies_; }
+  std::vector<std::size_t> device_key_copies_wanted() const override { return {13, 12}; }
+  void settle_device_key_copies(std::size_t copies) override {
+    settled.push_back(copies);
+    copies_ = copies;
+  }
+  std::optional<device_memory> device_memory_of(std::size_t) const override { return device_memory{total_, total_}; }
+  std::size_t device_working_bytes(std::size_t, std::size_t, std::size_t copies) const noexcept override {
+    return copies >= big_from_ ? std::size_t{5} << 30 : std::size_t{64} << 20;
+  }
+
+  std::vector<std::size_t> settled;
+
+ private:
+  host_backend inner_;
+  std::size_t total_, big_from_;
+  std::size_t copies_ = 1;
+};
+
+}  // namespace
+
+TEST_CASE("msm_copies auto: the engine settles the first count its devices hold and says why", "[engine][proof]") {
+  test::running_io io;
+  constexpr std::size_t gib = std::size_t{1} << 30;
+  // 13 copies' slots do not fit 8 GiB; 12 copies' do: the engine settles 12, once, before any key.
+  {
+    auto backend = std::make_unique<device_memory_backend>(8 * gib, 13);
+    auto* b = backend.get();
+    engine e(io.io.get_executor(), proving_config(), std::move(backend));
+    CHECK(b->settled == std::vector<std::size_t>{12});
+    const auto keys = e.report_json().at("device_keys").as_object();
+    CHECK(keys.at("copies").to_number<std::size_t>() == 12);
+    CHECK(keys.at("source").as_string() == "auto");
+    const std::string reason(keys.at("reason").as_string());
+    CHECK(reason.find("13 copies of each key's points do not fit device 0 (fake device)") == 0);
+    CHECK(reason.find("12 copies of each key's points fit") != std::string::npos);
+    // Proofs go on as before.
+    const prove_request r = test::mimc_request(2, 10, 5);
+    auto [ec, result] = test::prove(e, r);
+    REQUIRE_FALSE(ec);
+    require_proofs(result, r);
+  }
+  // Neither fits: one copy, each count passed over named.
+  {
+    auto backend = std::make_unique<device_memory_backend>(8 * gib, 12);
+    auto* b = backend.get();
+    engine e(io.io.get_executor(), proving_config(), std::move(backend));
+    CHECK(b->settled == std::vector<std::size_t>{1});
+    const std::string reason(e.report_json().at("device_keys").at("reason").as_string());
+    CHECK(reason.find("12 copies of each key's points do not fit device 0 (fake device)") != std::string::npos);
+    CHECK(reason.find("the keys stay in one copy (msm_copies 13 to insist") != std::string::npos);
   }
 }
 
