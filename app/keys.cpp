@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <mutex>
 #include <sstream>
@@ -352,6 +353,12 @@ key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key
                         " has " + hex_u64(made->structure_digest()) +
                         ": the circuit has changed and the key cannot prove it (make the key again)");
   }
+  const fs::path params = dir / params_file_name;
+  const fs::path vk_path = dir / vk_file_name;
+  const fs::path vk_json = dir / vk_json_file_name;
+  // The params file's SHA-256 needs nothing else: it is taken on a thread of its own while the
+  // matrices are recorded and the file decoded (its points checked), and compared after them.
+  std::future<std::string> params_sha256 = std::async(std::launch::async, [&params] { return file_sha256(params); });
   auto matrices = std::make_shared<r1cs::pce_matrices>(groth16::record_matrices(*made));
   const groth16::key_shape shape = groth16::key_shape::of(*matrices);
   if (shape.num_inputs != m.num_inputs || shape.num_aux != m.num_aux || shape.domain_size != m.domain_size) {
@@ -361,9 +368,6 @@ key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key
                         std::to_string(shape.num_aux) + ", " + std::to_string(shape.domain_size) + ")");
   }
 
-  const fs::path params = dir / params_file_name;
-  const fs::path vk_path = dir / vk_file_name;
-  const fs::path vk_json = dir / vk_json_file_name;
   std::shared_ptr<groth16::proving_key> pk;
   groth16::verifying_key vk, vk_from_json;
   try {
@@ -381,8 +385,9 @@ key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key
   } catch (const std::exception& e) {
     throw key_dir_error("key file " + quoted(vk_json) + ": " + e.what());
   }
+  const std::string params_actual = params_sha256.get();
   for (const auto& [path, recorded] : {std::pair{params, m.params_sha256}, std::pair{vk_path, m.vk_sha256}}) {
-    const std::string actual = file_sha256(path);
+    const std::string actual = path == params ? params_actual : file_sha256(path);
     if (actual != recorded) {
       throw key_dir_error("key file " + quoted(path) + " is not the file key.json describes (its SHA-256 is " + actual +
                           ", key.json says " + recorded + "): it was changed or replaced");
