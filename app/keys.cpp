@@ -385,14 +385,14 @@ key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key
   } catch (const std::exception& e) {
     throw key_dir_error("key file " + quoted(vk_json) + ": " + e.what());
   }
-  const std::string params_actual = params_sha256.get();
-  for (const auto& [path, recorded] : {std::pair{params, m.params_sha256}, std::pair{vk_path, m.vk_sha256}}) {
-    const std::string actual = path == params ? params_actual : file_sha256(path);
+  const auto check_recorded = [](const fs::path& path, const std::string& actual, const std::string& recorded) {
     if (actual != recorded) {
       throw key_dir_error("key file " + quoted(path) + " is not the file key.json describes (its SHA-256 is " + actual +
                           ", key.json says " + recorded + "): it was changed or replaced");
     }
-  }
+  };
+  check_recorded(params, params_sha256.get(), m.params_sha256);
+  check_recorded(vk_path, file_sha256(vk_path), m.vk_sha256);
   if (vk != pk->vk) throw key_dir_error("key file " + quoted(vk_path) + " is not the verifying key in " + quoted(params));
   // verification_key.json has no beta_g1 or delta_g1 (verification needs neither).
   vk_from_json.beta_g1 = pk->vk.beta_g1;

@@ -68,6 +68,14 @@ pool_config config_of(std::size_t capacity) {
   return cfg;
 }
 
+// A pool whose shrink() frees every idle buffer (no idle time asked) down to `watermark` bytes.
+pool_config shrinking_config(std::size_t capacity, std::size_t watermark) {
+  auto cfg = config_of(capacity);
+  cfg.high_watermark_bytes = watermark;
+  cfg.idle_timeout = std::chrono::milliseconds(0);
+  return cfg;
+}
+
 // Blocks allocate() until open() is called: makes "a buffer is being allocated" observable.
 class gated_allocator final : public coprove::pinned::host_allocator {
  public:
@@ -152,10 +160,7 @@ TEST_CASE("a returned buffer is reused for the same page-rounded size", "[pinned
 
 TEST_CASE("the buffer returned last is reused first among buffers of one size", "[pinned][pool][cpu]") {
   asio::io_context ioc;
-  auto cfg = config_of(64 * mib);
-  cfg.high_watermark_bytes = 2 * mib;
-  cfg.idle_timeout = 0ms;
-  pool p(ioc.get_executor(), coprove::pinned::make_pageable_allocator(), cfg);
+  pool p(ioc.get_executor(), coprove::pinned::make_pageable_allocator(), shrinking_config(64 * mib, 2 * mib));
   p.prewarm(4, mib);
   p.wait_idle();
   REQUIRE(p.stats().free_buffers == 4);
@@ -385,10 +390,7 @@ TEST_CASE("a coroutine awaits a checkout and a timeout cancels a waiting one", "
 
 TEST_CASE("shrink frees idle buffers largest first down to the high watermark", "[pinned][pool][cpu]") {
   asio::io_context ioc;
-  auto cfg = config_of(64 * page_bytes);
-  cfg.high_watermark_bytes = 5 * page_bytes;
-  cfg.idle_timeout = 0ms;
-  pool p(ioc.get_executor(), coprove::pinned::make_pageable_allocator(), cfg);
+  pool p(ioc.get_executor(), coprove::pinned::make_pageable_allocator(), shrinking_config(64 * page_bytes, 5 * page_bytes));
   for (std::size_t pages : {1, 3, 4, 2}) p.prewarm(1, pages * page_bytes);
   p.wait_idle();
   p.shrink();
