@@ -6,8 +6,11 @@
 // recombine to the scalar and the plan's levels and buffers cover every group size.
 #include <coprove/cuda/msm.hpp>
 
+#include <coprove/cuda/detail/msm_launch.hpp>
 #include <coprove/cuda/msm_plan.hpp>
+#include <coprove/field/fq_constants.hpp>
 #include <coprove/field/fr.hpp>
+#include <coprove/field/fq2.hpp>
 #include <coprove/field/g1.hpp>
 #include <coprove/field/g2.hpp>
 #include <coprove/groth16/msm.hpp>
@@ -21,6 +24,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <stdexcept>
@@ -340,6 +344,123 @@ TEST_CASE("the MSM plan over shifted copies of the bases weights only the window
   // More copies than windows, and more bases than an entry can index.
   CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, 1000, 22, 13), std::invalid_argument);
   CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, std::size_t{1} << 28, 22, 12), std::invalid_argument);
+}
+
+namespace fq_raw {
+using words = std::array<std::uint64_t, 6>;
+const words p = {field::constants::fq_modulus[0], field::constants::fq_modulus[1], field::constants::fq_modulus[2],
+                 field::constants::fq_modulus[3], field::constants::fq_modulus[4], field::constants::fq_modulus[5]};
+
+words add(const words& x, const words& y) {
+  words out{};
+  unsigned __int128 carry = 0;
+  for (int k = 0; k < 6; ++k) {
+    carry += static_cast<unsigned __int128>(x[k]) + y[k];
+    out[k] = static_cast<std::uint64_t>(carry);
+    carry >>= 64;
+  }
+  return out;
+}
+
+bool below(const words& x, const words& bound) {
+  for (int k = 5; k >= 0; --k)
+    if (x[k] != bound[k]) return x[k] < bound[k];
+  return false;
+}
+
+/// The element a raw value below 2p stands for (x - p when x >= p), or nullopt at 2p and above.
+std::optional<field::fq> element(const words& x) {
+  if (!below(x, add(p, p))) return std::nullopt;
+  if (below(x, p)) return field::fq{x};
+  words d{};
+  unsigned __int128 borrow = 0;
+  for (int k = 0; k < 6; ++k) {
+    const unsigned __int128 t = static_cast<unsigned __int128>(x[k]) - p[k] - borrow;
+    d[k] = static_cast<std::uint64_t>(t);
+    borrow = (t >> 64) != 0 ? 1 : 0;
+  }
+  return field::fq{d};
+}
+}  // namespace fq_raw
+
+TEST_CASE("Fq on the GPU takes and keeps values below 2p and equals the CPU's once reduced",
+          "[cuda][msm][field][gpu]") {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) FAIL("no CUDA device");
+  using fq_raw::words;
+  const std::uint64_t seed = fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937_64 gen(seed);
+  // Raw inputs (Montgomery limbs) below 2p: each element either as it is or plus p, and the edges:
+  // 0, p (both zero), 1, p - 1, p + 1 and 2p - 1 (the largest value an operation may be given).
+  const words one{1, 0, 0, 0, 0, 0};
+  words p_minus_1 = fq_raw::p;
+  p_minus_1[0] -= 1;
+  const std::vector<words> edges = {words{}, fq_raw::p, one, p_minus_1, fq_raw::add(fq_raw::p, one),
+                                    fq_raw::add(fq_raw::p, p_minus_1)};
+  const std::size_t n = 4096;
+  std::vector<words> a(n), b(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (words* w : {&a[i], &b[i]}) {
+      *w = field::fq::random(gen).limbs;
+      if (gen() & 1) *w = fq_raw::add(*w, fq_raw::p);
+    }
+  }
+  for (std::size_t i = 0; i < edges.size(); ++i)
+    for (std::size_t j = 0; j < edges.size(); ++j) {
+      a[64 + i * edges.size() + j] = edges[i];
+      b[64 + i * edges.size() + j] = edges[j];
+    }
+  constexpr unsigned rounds = 64;
+  const std::size_t outputs = cuda::detail::fq_check_outputs;
+  std::vector<words> out(n * outputs);
+  std::vector<std::uint32_t> zero(n);
+  {
+    void *da = nullptr, *db = nullptr, *dout = nullptr, *dzero = nullptr;
+    REQUIRE(cudaMalloc(&da, n * sizeof(words)) == cudaSuccess);
+    REQUIRE(cudaMalloc(&db, n * sizeof(words)) == cudaSuccess);
+    REQUIRE(cudaMalloc(&dout, out.size() * sizeof(words)) == cudaSuccess);
+    REQUIRE(cudaMalloc(&dzero, n * 4) == cudaSuccess);
+    REQUIRE(cudaMemcpy(da, a.data(), n * sizeof(words), cudaMemcpyHostToDevice) == cudaSuccess);
+    REQUIRE(cudaMemcpy(db, b.data(), n * sizeof(words), cudaMemcpyHostToDevice) == cudaSuccess);
+    REQUIRE(cudaMemset(dout, 0xa5, out.size() * sizeof(words)) == cudaSuccess);  // poison
+    cuda::detail::fq_ops_check(da, db, dout, static_cast<std::uint32_t*>(dzero), n, rounds, nullptr);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    REQUIRE(cudaMemcpy(out.data(), dout, out.size() * sizeof(words), cudaMemcpyDeviceToHost) == cudaSuccess);
+    REQUIRE(cudaMemcpy(zero.data(), dzero, n * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    for (void* d : {da, db, dout, dzero}) cudaFree(d);
+  }
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const field::fq x = *fq_raw::element(a[i]), y = *fq_raw::element(b[i]);
+    const words* o = &out[i * outputs];
+    field::fq chain = x;
+    for (unsigned k = 0; k < rounds; ++k) chain = chain * chain + y - x;
+    // As computed: below 2p and standing for the right element; reduced: exactly the CPU's limbs.
+    const bool ok = fq_raw::element(o[0]) == x * y && fq_raw::element(o[1]) == x + y &&
+                    fq_raw::element(o[2]) == x - y && o[3] == (x * y).limbs && o[4] == (x + y).limbs &&
+                    o[5] == (x - y).limbs && o[6] == (-x).limbs && o[7] == chain.limbs &&
+                    (zero[i] == 1) == x.is_zero();
+    bool ok2 = true;
+    if (i + 1 < n) {
+      const field::fq next_x = *fq_raw::element(a[i + 1]), next_y = *fq_raw::element(b[i + 1]);
+      const field::fq want = x * y - next_x * next_y;
+      ok2 = fq_raw::element(o[14]) == want && o[15] == want.limbs;
+    }
+    if (i % 2 == 0 && i + 1 < n) {
+      const field::fq2 u{x, *fq_raw::element(a[i + 1])}, v{y, *fq_raw::element(b[i + 1])};
+      const field::fq2 uv = u * v, uu = u.square();
+      ok2 = ok2 && fq_raw::element(o[8]) == uv.c0 && fq_raw::element(o[9]) == uv.c1 && o[10] == uv.c0.limbs &&
+            o[11] == uv.c1.limbs && o[12] == uu.c0.limbs && o[13] == uu.c1.limbs;
+    }
+    if (!ok || !ok2) {
+      if (wrong++ < 4) UNSCOPED_INFO("element " << i << " wrong (Fq " << ok << ", a b - c d and Fq2 " << ok2 << ")");
+    }
+  }
+  CHECK(wrong == 0);
+  CHECK(zero[64] == 1);                  // 0
+  CHECK(zero[64 + edges.size()] == 1);   // p
+  CHECK(zero[64 + 2 * edges.size()] == 0);
 }
 
 TEST_CASE("the G1 MSM on the GPU equals the CPU's at 2^1..2^20 points and beside powers of two", "[cuda][msm][gpu]") {

@@ -8,9 +8,12 @@
 // An affine base with x = y = 0 is the identity: (0, 0) is on neither curve (y^2 = x^3 + 4 and
 // y^2 = x^3 + 4(u + 1)), so no point of the group is mistaken for it. The XYZZ identity has ZZ = 0.
 // The XYZZ layout is field::g1_xyzz's and field::g2_xyzz's byte for byte (x, y, zz, zzz).
+// Coordinates are below 2p, not reduced (fq_device.cuh); `reduced` gives the canonical point.
 #pragma once
 
 #include <coprove/cuda/fq_device.cuh>
+
+#include <cstdint>
 
 namespace coprove::cuda {
 
@@ -28,8 +31,14 @@ struct field_ops<fq_device> {
   static __device__ __forceinline__ fq_device dbl(const fq_device& a) { return fq_dbl(a); }
   static __device__ __forceinline__ fq_device neg(const fq_device& a) { return fq_neg(a); }
   static __device__ __forceinline__ fq_device mul(const fq_device& a, const fq_device& b) { return fq_mul(a, b); }
+  /// a b - c d, with one reduction.
+  static __device__ __forceinline__ fq_device mul_sub(const fq_device& a, const fq_device& b, const fq_device& c,
+                                                      const fq_device& d) {
+    return fq_mul_sub(a, b, c, d);
+  }
   static __device__ __forceinline__ fq_device sqr(const fq_device& a) { return fq_sqr(a); }
   static __device__ __forceinline__ fq_device inv(const fq_device& a) { return fq_inv(a); }
+  static __device__ __forceinline__ fq_device reduce(const fq_device& a) { return fq_reduce(a); }
 };
 
 template <>
@@ -42,8 +51,13 @@ struct field_ops<fq2_device> {
   static __device__ __forceinline__ fq2_device dbl(const fq2_device& a) { return fq2_dbl(a); }
   static __device__ __forceinline__ fq2_device neg(const fq2_device& a) { return fq2_neg(a); }
   static __device__ __forceinline__ fq2_device mul(const fq2_device& a, const fq2_device& b) { return fq2_mul(a, b); }
+  static __device__ __forceinline__ fq2_device mul_sub(const fq2_device& a, const fq2_device& b, const fq2_device& c,
+                                                       const fq2_device& d) {
+    return fq2_sub(fq2_mul(a, b), fq2_mul(c, d));
+  }
   static __device__ __forceinline__ fq2_device sqr(const fq2_device& a) { return fq2_sqr(a); }
   static __device__ __forceinline__ fq2_device inv(const fq2_device& a) { return fq2_inv(a); }
+  static __device__ __forceinline__ fq2_device reduce(const fq2_device& a) { return fq2_reduce(a); }
 };
 
 /// An affine point; x = y = 0 is the identity.
@@ -66,6 +80,19 @@ __device__ __forceinline__ bool is_identity(const affine_device<F>& p) {
 template <class F>
 __device__ __forceinline__ bool is_identity(const xyzz_device<F>& p) {
   return field_ops<F>::is_zero(p.zz);
+}
+
+/// The point with canonical coordinates (each < p, as the host's field types hold them): what a
+/// kernel stores where the host reads it.
+template <class F>
+__device__ __forceinline__ affine_device<F> reduced(const affine_device<F>& p) {
+  return {field_ops<F>::reduce(p.x), field_ops<F>::reduce(p.y)};
+}
+
+template <class F>
+__device__ __forceinline__ xyzz_device<F> reduced(const xyzz_device<F>& p) {
+  using f = field_ops<F>;
+  return {f::reduce(p.x), f::reduce(p.y), f::reduce(p.zz), f::reduce(p.zzz)};
 }
 
 template <class F>
@@ -124,8 +151,78 @@ __device__ __forceinline__ xyzz_device<F> add_mixed(const xyzz_device<F>& p, con
   const F ppp = f::mul(pd, pp);
   const F qq = f::mul(p.x, pp);
   const F x3 = f::sub(f::sub(f::sqr(r), ppp), f::dbl(qq));
-  const F y3 = f::sub(f::mul(r, f::sub(qq, x3)), f::mul(p.y, ppp));
+  const F y3 = f::mul_sub(r, f::sub(qq, x3), p.y, ppp);
   return {x3, y3, f::mul(p.zz, pp), f::mul(p.zzz, ppp)};
+}
+
+/// A coordinate of a point in shared memory, read where it is used: 16-byte loads that are asm
+/// volatile, so each use loads it anew and the value is not held in registers between uses.
+template <class F>
+__device__ __forceinline__ F load_shared(const volatile F& v) {
+  static_assert(sizeof(F) % 16 == 0);
+  F out;
+  std::uint32_t* to = reinterpret_cast<std::uint32_t*>(&out);
+  const auto address = static_cast<std::uint32_t>(__cvta_generic_to_shared(const_cast<const F*>(&v)));
+#pragma unroll
+  for (int i = 0; i < int(sizeof(F) / 16); ++i)
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(to[4 * i]), "=r"(to[4 * i + 1]), "=r"(to[4 * i + 2]), "=r"(to[4 * i + 3])
+                 : "r"(address + 16 * i));
+  return out;
+}
+
+template <class F>
+__device__ __forceinline__ void store_shared(volatile F& v, const F& value) {
+  static_assert(sizeof(F) % 16 == 0);
+  const std::uint32_t* from = reinterpret_cast<const std::uint32_t*>(&value);
+  const auto address = static_cast<std::uint32_t>(__cvta_generic_to_shared(const_cast<const F*>(&v)));
+#pragma unroll
+  for (int i = 0; i < int(sizeof(F) / 16); ++i)
+    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};"
+                 :
+                 : "r"(address + 16 * i), "r"(from[4 * i]), "r"(from[4 * i + 1]), "r"(from[4 * i + 2]),
+                   "r"(from[4 * i + 3])
+                 : "memory");
+}
+
+template <class F>
+__device__ __forceinline__ void store_shared(volatile xyzz_device<F>& p, const xyzz_device<F>& value) {
+  store_shared(p.x, value.x);
+  store_shared(p.y, value.y);
+  store_shared(p.zz, value.zz);
+  store_shared(p.zzz, value.zzz);
+}
+
+template <class F>
+__device__ __forceinline__ xyzz_device<F> load_shared(const volatile xyzz_device<F>& p) {
+  return {load_shared(p.x), load_shared(p.y), load_shared(p.zz), load_shared(p.zzz)};
+}
+
+/// acc += Q for an affine Q, acc in shared memory (madd-2008-s as add_mixed): each coordinate of
+/// acc is read where the formula uses it and written once it is final, so the accumulator takes
+/// no registers between its uses (G1's bucket kernel: 130 registers instead of 168).
+template <class F>
+__device__ __forceinline__ void add_mixed_shared(volatile xyzz_device<F>& acc, const affine_device<F>& q) {
+  using f = field_ops<F>;
+  if (is_identity(q)) return;
+  if (f::is_zero(load_shared(acc.zz))) {
+    store_shared(acc, xyzz_device<F>{q.x, q.y, f::one(), f::one()});
+    return;
+  }
+  const F pd = f::sub(f::mul(q.x, load_shared(acc.zz)), load_shared(acc.x));
+  const F r = f::sub(f::mul(q.y, load_shared(acc.zzz)), load_shared(acc.y));
+  if (f::is_zero(pd)) {
+    store_shared(acc, f::is_zero(r) ? double_affine(q) : xyzz_identity<F>());  // P = Q, P = -Q
+    return;
+  }
+  const F pp = f::sqr(pd);
+  const F ppp = f::mul(pd, pp);
+  store_shared(acc.zz, f::mul(load_shared(acc.zz), pp));
+  store_shared(acc.zzz, f::mul(load_shared(acc.zzz), ppp));
+  const F qq = f::mul(load_shared(acc.x), pp);
+  const F x3 = f::sub(f::sub(f::sqr(r), ppp), f::dbl(qq));
+  store_shared(acc.x, x3);
+  store_shared(acc.y, f::mul_sub(r, f::sub(qq, x3), load_shared(acc.y), ppp));
 }
 
 /// P + Q (add-2008-s).
