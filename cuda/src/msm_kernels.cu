@@ -187,9 +187,9 @@ __device__ __forceinline__ affine_device<F> load_base(const affine_device<F>* ba
 }
 
 /// Where level 0 keeps each thread's accumulator, as measured on an H200 (bench/RESULTS.md, the
-/// accumulator in shared memory): G1's in shared memory (add_mixed_shared; 130 registers instead of
-/// 168, 1 % faster than in registers), G2's in registers (its kernel at 255 registers either way,
-/// 2 % faster there).
+/// GPU's Fq below 2p): G1's in shared memory (add_mixed_shared; 134 registers instead of 168, 3 %
+/// faster than in registers), G2's in registers (its kernel at 255 registers either way, 2 % faster
+/// there).
 template <class F>
 inline constexpr bool accumulates_in_shared = false;
 template <>

@@ -200,7 +200,7 @@ __device__ __forceinline__ xyzz_device<F> load_shared(const volatile xyzz_device
 
 /// acc += Q for an affine Q, acc in shared memory (madd-2008-s as add_mixed): each coordinate of
 /// acc is read where the formula uses it and written once it is final, so the accumulator takes
-/// no registers between its uses (G1's bucket kernel: 130 registers instead of 168).
+/// no registers between its uses (G1's bucket kernel: 134 registers instead of 168).
 template <class F>
 __device__ __forceinline__ void add_mixed_shared(volatile xyzz_device<F>& acc, const affine_device<F>& q) {
   using f = field_ops<F>;
