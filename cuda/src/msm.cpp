@@ -104,6 +104,17 @@ std::size_t scan_items(const msm_plan& plan) { return std::max(plan.groups, std:
 
 std::size_t aligned(std::size_t bytes) { return (bytes + 255) & ~std::size_t{255}; }
 
+/// The checks of a run's inputs that come before anything is enqueued: the context on the bases'
+/// device, scalars present (for count > 0) and 16-byte aligned.
+void check_scalars(const msm_context& context, int bases_device, const field::fr* scalars, std::size_t count) {
+  if (context.device() != bases_device)
+    throw std::invalid_argument("MSM: context on device " + std::to_string(context.device()) + ", bases on device " +
+                                std::to_string(bases_device));
+  if (count > 0 && scalars == nullptr) throw std::invalid_argument("MSM: null scalars");
+  if (reinterpret_cast<std::uintptr_t>(scalars) % 16 != 0)
+    throw std::invalid_argument("MSM: scalars must be 16-byte aligned");
+}
+
 /// The scalars' entries placed once for several runs over the same scalars: the groups' offsets
 /// (as the placement left them) and the entries, in device memory that outlives the runs' enqueueing;
 /// and the region each run carves its own workspace from (the runs follow one another on one stream).
@@ -146,12 +157,7 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
   if (count > bases.size())
     throw std::invalid_argument("MSM: " + std::to_string(count) + " scalars for " + std::to_string(bases.size()) +
                                 " bases");
-  if (context.device() != bases.device())
-    throw std::invalid_argument("MSM: context on device " + std::to_string(context.device()) + ", bases on device " +
-                                std::to_string(bases.device()));
-  if (count > 0 && scalars == nullptr) throw std::invalid_argument("MSM: null scalars");
-  if (reinterpret_cast<std::uintptr_t>(scalars) % 16 != 0)
-    throw std::invalid_argument("MSM: scalars must be 16-byte aligned");
+  check_scalars(context, bases.device(), scalars, count);
   if (bases.copies() > 1 && options.window_bits != 0 && options.window_bits != bases.window_bits())
     throw std::invalid_argument("MSM: window of " + std::to_string(options.window_bits) +
                                 " bits over bases copied for " + std::to_string(bases.window_bits()));
@@ -197,8 +203,8 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
   auto* counts = ws.take<std::uint32_t>((groups + 1) * 4);
   auto* off_a = ws.take<std::uint32_t>((groups + 1) * 4);
   auto* off_b = ws.take<std::uint32_t>((groups + 1) * 4);
-  const std::uint32_t* entries = placed != nullptr ? placed->entries : nullptr;
-  if (placed == nullptr) entries = ws.take<std::uint32_t>(plan.entries * 4);
+  std::uint32_t* const own_entries = placed != nullptr ? nullptr : ws.take<std::uint32_t>(plan.entries * 4);
+  const std::uint32_t* const entries = placed != nullptr ? placed->entries : own_entries;
   std::size_t even = 0, odd = 0;
   for (std::size_t k = 0; k < plan.level_capacity.size(); ++k) {
     std::size_t& buffer = k % 2 == 0 ? even : odd;
@@ -222,8 +228,8 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
   if (placed != nullptr) {
     COPROVE_CUDA_TRY(cudaMemcpyAsync(off_a, placed->offsets, (groups + 1) * 4, cudaMemcpyDeviceToDevice, stream));
   } else {
-    place(plan, d_scalars, count, bases.size(), scratch, scratch_bytes, canonical, counts, off_a, off_b,
-          const_cast<std::uint32_t*>(entries), stream);
+    place(plan, d_scalars, count, bases.size(), scratch, scratch_bytes, canonical, counts, off_a, off_b, own_entries,
+          stream);
   }
   mark(&msm_phase_events::placed);
 
@@ -507,9 +513,10 @@ msm_plan plan_of(const msm_bases<Affine>& bases, std::size_t count) {
 /// One placement serves two plans over the same scalars when it is the same: the digits, the
 /// groups they go to and where in the bases a copy starts.
 bool place_alike(const msm_plan& a, std::size_t a_size, const msm_plan& b, std::size_t b_size) {
+  // An entry indexes copy j of point i at j * size + i: with copies, the two sizes must agree.
+  const bool same_stride = a.copies <= 1 || a_size == b_size;
   return a.window_bits == b.window_bits && a.digit_windows == b.digit_windows && a.windows == b.windows &&
-         a.groups == b.groups && a.entries == b.entries && (a.copies <= 1 ? 1 : a_size) == (b.copies <= 1 ? 1 : b_size) &&
-         a.copies == b.copies;
+         a.groups == b.groups && a.entries == b.entries && a.copies == b.copies && same_stride;
 }
 
 }  // namespace
@@ -533,13 +540,7 @@ bool msm_windows_same_scalars_async(msm_context& context, const msm_bases_g1& g1
     msm_windows_async(context, g2, scalars, count, out_g2, stream);
     return false;
   }
-  // Checked as run_msm checks them, before anything is enqueued.
-  if (context.device() != g1_first.device())
-    throw std::invalid_argument("MSM: context on device " + std::to_string(context.device()) + ", bases on device " +
-                                std::to_string(g1_first.device()));
-  if (scalars == nullptr) throw std::invalid_argument("MSM: null scalars");
-  if (reinterpret_cast<std::uintptr_t>(scalars) % 16 != 0)
-    throw std::invalid_argument("MSM: scalars must be 16-byte aligned");
+  check_scalars(context, g1_first.device(), scalars, count);  // before the placement is enqueued
   const msm_plan plan = plan_of(g1_first, count);
   scoped_device scope(g1_first.device());
   const void* d_scalars = device_view(scalars, g1_first.device(), "the scalars");

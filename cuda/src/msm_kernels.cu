@@ -11,8 +11,11 @@
 
 #include <cub/device/device_scan.cuh>
 
+#include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <stdexcept>
+#include <vector>
 
 namespace coprove::cuda::detail {
 namespace {
@@ -187,9 +190,9 @@ __device__ __forceinline__ affine_device<F> load_base(const affine_device<F>* ba
 }
 
 /// Where level 0 keeps each thread's accumulator, as measured on an H200 (bench/RESULTS.md, the
-/// GPU's Fq below 2p): G1's in shared memory (add_mixed_shared; 134 registers instead of 168, 3 %
-/// faster than in registers), G2's in registers (its kernel at 255 registers either way, 2 % faster
-/// there).
+/// GPU's Fq below 2p, and the squares and Fq2 products that lost): G1's in shared memory
+/// (add_mixed_shared; 134 registers instead of 168, 3 % faster than in registers), G2's in registers
+/// (its kernel at 255 registers either way, 2 % faster there).
 template <class F>
 inline constexpr bool accumulates_in_shared = false;
 template <>
@@ -419,26 +422,43 @@ void msm_chunk_counts(const std::uint32_t* offsets, std::size_t groups, std::uin
   COPROVE_CUDA_CHECK_LAUNCH();
 }
 
+namespace {
+
+/// Launches level 0 for field F. A kernel whose accumulators are in shared memory (24 KiB a block for
+/// G1, three blocks an SM) asks for half of the SM's unified memory as shared memory, the other half
+/// staying L1 for the entries and bases: a function attribute of the device, set once per device.
+template <class F>
+void launch_sum_entries(const void* bases, const std::uint32_t* entries, const std::uint32_t* in_offsets,
+                        const std::uint32_t* out_offsets, std::size_t groups, std::uint32_t chunk, void* out,
+                        std::size_t capacity, cudaStream_t stream) {
+  if constexpr (accumulates_in_shared<F>) {
+    static std::mutex mutex;
+    static std::vector<int> prepared;  // the devices whose carveout is set
+    int device = 0;
+    COPROVE_CUDA_TRY(cudaGetDevice(&device));
+    const std::lock_guard lock(mutex);
+    if (std::find(prepared.begin(), prepared.end(), device) == prepared.end()) {
+      COPROVE_CUDA_TRY(cudaFuncSetAttribute(sum_entries_kernel<F>, cudaFuncAttributePreferredSharedMemoryCarveout, 50));
+      prepared.push_back(device);
+    }
+  }
+  sum_entries_kernel<F><<<blocks_for(capacity, sum_threads), sum_threads, sum_entries_shared_bytes<F>(sum_threads),
+                          stream>>>(static_cast<const affine_device<F>*>(bases), entries, in_offsets, out_offsets,
+                                    groups, chunk, static_cast<xyzz_device<F>*>(out), capacity);
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
 void msm_sum_entries(msm_group group, const void* bases, const std::uint32_t* entries,
                      const std::uint32_t* in_offsets, const std::uint32_t* out_offsets, std::size_t groups,
                      std::uint32_t chunk, void* out, std::size_t capacity, cudaStream_t stream) {
   if (capacity == 0) return;
   if (group == msm_group::g1) {
-    // The accumulators take 24 KiB a block, three blocks an SM: ask for half of the SM's unified
-    // memory as shared memory, the other half staying L1 for the entries and bases.
-    COPROVE_CUDA_TRY(cudaFuncSetAttribute(sum_entries_kernel<fq_device>,
-                                          cudaFuncAttributePreferredSharedMemoryCarveout, 50));
-    sum_entries_kernel<fq_device><<<blocks_for(capacity, sum_threads), sum_threads,
-                                    sum_entries_shared_bytes<fq_device>(sum_threads), stream>>>(
-        static_cast<const affine_device<fq_device>*>(bases), entries, in_offsets, out_offsets, groups, chunk,
-        static_cast<xyzz_device<fq_device>*>(out), capacity);
+    launch_sum_entries<fq_device>(bases, entries, in_offsets, out_offsets, groups, chunk, out, capacity, stream);
   } else {
-    sum_entries_kernel<fq2_device><<<blocks_for(capacity, sum_threads), sum_threads,
-                                     sum_entries_shared_bytes<fq2_device>(sum_threads), stream>>>(
-        static_cast<const affine_device<fq2_device>*>(bases), entries, in_offsets, out_offsets, groups, chunk,
-        static_cast<xyzz_device<fq2_device>*>(out), capacity);
+    launch_sum_entries<fq2_device>(bases, entries, in_offsets, out_offsets, groups, chunk, out, capacity, stream);
   }
-  COPROVE_CUDA_CHECK_LAUNCH();
 }
 
 void msm_sum_points(msm_group group, const void* in, const std::uint32_t* in_offsets,
