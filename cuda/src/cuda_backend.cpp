@@ -805,8 +805,10 @@ class cuda_backend final : public engine::compute_backend {
   }
 
   std::size_t device_working_bytes(std::size_t n, std::size_t variables, std::size_t key_copies) const noexcept override {
-    // a, b, c and the witness, the evaluation's scratch, and the largest MSM's workspace (the
-    // slot's MSMs run one after another on its stream).
+    // a, b, c and the witness, the evaluation's scratch, the slot's NTT plan (its tables, and the
+    // quotient's scratch that the plan's pool keeps), and the largest MSM's workspace (the slot's
+    // MSMs run one after another on its stream). A slot that also serves circuits of other sizes
+    // or roots keeps their (smaller or equal) NTT plans too: the margin covers those.
     const std::size_t log_n = static_cast<std::size_t>(std::countr_zero(n));
     std::size_t msm = 0;
     try {
@@ -817,8 +819,14 @@ class cuda_backend final : public engine::compute_backend {
     } catch (const std::exception&) {
       return ~std::size_t{0};  // beyond the MSM's sizes: nothing fits
     }
+    std::size_t ntt = 0;
+    try {
+      ntt = ntt_plan_device_bytes(static_cast<unsigned>(log_n));
+    } catch (const std::exception&) {
+      return ~std::size_t{0};  // beyond the NTT's sizes: nothing fits
+    }
     return (3 * n + variables) * sizeof(field::fr) + 4 * sizeof(field::fr) +
-           evaluation_scratch_bytes(static_cast<unsigned>(log_n)) + msm;
+           evaluation_scratch_bytes(static_cast<unsigned>(log_n)) + ntt + msm;
   }
 
   runtime::spin_source* completion_source() const noexcept override { return &source_; }

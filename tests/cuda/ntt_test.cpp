@@ -218,6 +218,24 @@ TEST_CASE("an NTT plan refuses sizes and devices it cannot serve", "[cuda][ntt][
   CHECK_THROWS_AS(coprove::cuda::ntt_plan(10, 1 << 20), std::invalid_argument);
 }
 
+TEST_CASE("an NTT plan's device bytes count its tables and the quotient's scratch", "[cuda][ntt][cpu]") {
+  using coprove::cuda::ntt_plan_device_bytes;
+  CHECK_THROWS_AS(ntt_plan_device_bytes(0), std::invalid_argument);
+  CHECK_THROWS_AS(ntt_plan_device_bytes(31), std::invalid_argument);
+  for (unsigned log_n = 1; log_n <= 30; ++log_n) {
+    INFO("log_n " << log_n);
+    const detail::ntt_schedule schedule = detail::ntt_schedule::make(log_n);
+    const std::size_t n_bytes = (std::size_t{1} << log_n) * sizeof(fr);
+    const std::size_t bytes = ntt_plan_device_bytes(log_n);
+    // More passes than one: the quotient's 3n elements of scratch and, up to 2^26, boundary tables
+    // of n entries for pass 0 (twice: forward and inverse).
+    if (schedule.passes > 1) CHECK(bytes >= (log_n <= 26 ? 5 : 3) * n_bytes);
+    // The rest are tables of about sqrt(n) elements.
+    if (schedule.passes == 1) CHECK(bytes < n_bytes + 4096 * sizeof(fr));
+    if (log_n > 1) CHECK(bytes >= ntt_plan_device_bytes(log_n - 1));
+  }
+}
+
 // ---- On the GPU -------------------------------------------------------------------------------
 
 namespace {
@@ -446,6 +464,15 @@ TEST_CASE("GPU NTTs equal the CPU transforms bit for bit", "[cuda][ntt][gpu]") {
   if (!have_gpu()) FAIL("no CUDA device");
   for (unsigned log_n : {1u, 2u, 5u, 10u, 11u, 12u, 13u, 14u, 16u, 18u, 20u}) {
     for (op which : {op::forward, op::inverse, op::coset_forward, op::coset_inverse}) check_transform(log_n, which);
+  }
+}
+
+TEST_CASE("an NTT plan holds what ntt_plan_device_bytes counts", "[cuda][ntt][gpu]") {
+  if (!have_gpu()) FAIL("no CUDA device");
+  for (unsigned log_n : {1u, 10u, 11u, 12u, 17u, 20u, 22u}) {
+    INFO("log_n " << log_n);
+    const coprove::cuda::ntt_plan plan(log_n, 0);
+    CHECK(plan.table_bytes() + plan.quotient_scratch_bytes() == coprove::cuda::ntt_plan_device_bytes(log_n));
   }
 }
 

@@ -66,6 +66,11 @@ class ntt_plan {
   std::unique_ptr<detail::ntt_plan_state> state_;
 };
 
+/// Device memory an ntt_plan for 2^log_n holds while it lives, for device memory plans: its tables
+/// and the largest scratch its pool keeps (quotient_async's 3n elements; the pool does not release
+/// what its calls freed). Throws std::invalid_argument for log_n outside [1, 30].
+std::size_t ntt_plan_device_bytes(unsigned log_n);
+
 // The calls below enqueue work on `stream` and return at once; `d_data` must point to
 // plan.size() elements in device memory of plan.device(). They throw std::invalid_argument for a
 // null pointer and coprove::cuda::cuda_error when an enqueue fails.
