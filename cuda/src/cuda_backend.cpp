@@ -810,20 +810,15 @@ class cuda_backend final : public engine::compute_backend {
     // MSMs run one after another on its stream). A slot that serves circuits of several sizes or
     // domain roots keeps an NTT plan for each; this charges one, of the size planned for.
     const std::size_t log_n = static_cast<std::size_t>(std::countr_zero(n));
-    std::size_t msm = 0;
+    std::size_t msm = 0, ntt = 0;
     try {
       for (const auto& [group, count] :
            {std::pair{msm_group::g1, std::max(n, variables)}, std::pair{msm_group::g2, variables}})
         msm = std::max(msm,
                        msm_workspace_bytes(plan_msm(group, count, window_bits_, static_cast<unsigned>(key_copies))));
-    } catch (const std::exception&) {
-      return ~std::size_t{0};  // beyond the MSM's sizes: nothing fits
-    }
-    std::size_t ntt = 0;
-    try {
       ntt = ntt_plan_device_bytes(static_cast<unsigned>(log_n));
     } catch (const std::exception&) {
-      return ~std::size_t{0};  // beyond the NTT's sizes: nothing fits
+      return ~std::size_t{0};  // beyond the MSM's or the NTT's sizes: nothing fits
     }
     return (3 * n + variables) * sizeof(field::fr) + 4 * sizeof(field::fr) +
            evaluation_scratch_bytes(static_cast<unsigned>(log_n)) + ntt + msm;

@@ -260,6 +260,12 @@ std::size_t table_elements(const detail::ntt_schedule& schedule, unsigned log_n,
   return total;
 }
 
+/// The elements of scratch one transform takes from the plan's pool (quotient_async takes three
+/// times as many): n when the transform needs more than one pass, else none.
+std::size_t transform_scratch_elements(const detail::ntt_schedule& schedule) {
+  return schedule.passes > 1 ? std::size_t{1} << schedule.log_n : 0;
+}
+
 }  // namespace
 
 std::size_t ntt_plan_device_bytes(unsigned log_n) {
@@ -268,10 +274,8 @@ std::size_t ntt_plan_device_bytes(unsigned log_n) {
                                 std::to_string(ntt_plan::min_log_size) + ", " +
                                 std::to_string(ntt_plan::max_log_size) + "]");
   const detail::ntt_schedule schedule = detail::ntt_schedule::make(log_n);
-  const bool multi_pass = schedule.passes > 1;
-  const bool boundary_tables = multi_pass && log_n <= boundary_table_max_log.load();
-  const std::size_t scratch = multi_pass ? 3 * (std::size_t{1} << log_n) : 0;  // quotient_async's
-  return (table_elements(schedule, log_n, boundary_tables) + scratch) * sizeof(fr);
+  const bool boundary_tables = schedule.passes > 1 && log_n <= boundary_table_max_log.load();
+  return (table_elements(schedule, log_n, boundary_tables) + 3 * transform_scratch_elements(schedule)) * sizeof(fr);
 }
 
 ntt_plan::ntt_plan(unsigned log_n, int device, field::domain_roots roots) : state_(std::make_unique<detail::ntt_plan_state>()) {
@@ -400,7 +404,7 @@ field::domain_roots ntt_plan::roots() const noexcept { return state_->roots; }
 unsigned ntt_plan::passes() const noexcept { return state_->schedule.passes; }
 std::size_t ntt_plan::table_bytes() const noexcept { return state_->table_bytes; }
 std::size_t ntt_plan::transform_scratch_bytes() const noexcept {
-  return state_->schedule.passes > 1 ? size() * sizeof(fr) : 0;
+  return transform_scratch_elements(state_->schedule) * sizeof(fr);
 }
 std::size_t ntt_plan::quotient_scratch_bytes() const noexcept { return 3 * transform_scratch_bytes(); }
 
