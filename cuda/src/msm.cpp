@@ -240,9 +240,17 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
   void* out_sums = sums_a;
   for (std::size_t level = 0; level < plan.level_chunk.size(); ++level) {
     const std::uint32_t chunk = plan.level_chunk[level];
-    detail::msm_chunk_counts(in_off, groups, chunk, counts, stream);
+    const bool spans = level == 0 && plan.level0_spans;
+    if (spans) {
+      detail::msm_span_counts(in_off, groups, chunk, counts, stream);
+    } else {
+      detail::msm_chunk_counts(in_off, groups, chunk, counts, stream);
+    }
     detail::msm_exclusive_scan(scratch, scratch_bytes, counts, out_off, groups + 1, stream);
-    if (level == 0) {
+    if (spans) {
+      detail::msm_sum_entry_spans(group, bases.data(), entries, in_off, out_off, groups, chunk, out_sums, plan.entries,
+                                  stream);
+    } else if (level == 0) {
       detail::msm_sum_entries(group, bases.data(), entries, in_off, out_off, groups, chunk, out_sums,
                               plan.level_capacity[level], stream);
     } else {

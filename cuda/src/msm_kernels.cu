@@ -147,6 +147,19 @@ __global__ void chunk_count_kernel(const std::uint32_t* offsets, std::size_t gro
   counts[g] = (n + chunk - 1) / chunk;
 }
 
+/// counts[g] = the level-0 spans (entries [t chunk, (t + 1) chunk)) that group g's entries
+/// [offsets[g], offsets[g + 1]) meet, counts[groups] = 0.
+__global__ void span_count_kernel(const std::uint32_t* offsets, std::size_t groups, std::uint32_t chunk,
+                                  std::uint32_t* counts) {
+  const std::size_t g = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (g > groups) return;
+  if (g == groups || offsets[g + 1] == offsets[g]) {
+    counts[g] = 0;
+    return;
+  }
+  counts[g] = (offsets[g + 1] - 1) / chunk - offsets[g] / chunk + 1;
+}
+
 /// The group of output sum i: the g with out_offsets[g] <= i < out_offsets[g + 1].
 __device__ __forceinline__ std::uint32_t group_of(const std::uint32_t* out_offsets, std::size_t groups,
                                                   std::uint32_t i) {
@@ -217,6 +230,48 @@ __global__ void __launch_bounds__(128) sum_entries_kernel(const affine_device<F>
     xyzz_device<F> acc = xyzz_identity<F>();
     for (std::uint32_t k = begin; k < end; ++k) acc = add_mixed(acc, load_base(bases, entries[k]));
     out[i] = acc;
+  }
+}
+
+/// Level 0 in spans (G2's, bench/RESULTS.md: level 0 in equal chunks of entries across groups):
+/// thread t adds the entries [t chunk, (t + 1) chunk) of the placement, whichever groups they belong
+/// to, and writes one partial sum for each group its range meets, so that every thread does the same
+/// work (chunks of one group split into equal parts leave a warp's lanes from about 20 to 32
+/// entries). Group g's partials come from threads in_offsets[g] / chunk .. (in_offsets[g + 1] - 1) /
+/// chunk, in that order, at out_offsets[g] onwards (span_count_kernel counts them). One loop over
+/// the entries with the writes inside it: a loop per group made lanes whose ranges cross group
+/// boundaries at different entries run their groups' loops one after the other (1.7x slower). G1
+/// keeps chunks per group: in this form its kernel needs 178 registers (168 with 56 bytes spilled at
+/// three blocks an SM) and measured 2 % slower.
+template <class F>
+__global__ void __launch_bounds__(128) sum_entry_spans_kernel(const affine_device<F>* bases,
+                                                              const std::uint32_t* entries,
+                                                              const std::uint32_t* in_offsets,
+                                                              const std::uint32_t* out_offsets, std::size_t groups,
+                                                              std::uint32_t chunk, xyzz_device<F>* out,
+                                                              std::size_t threads) {
+  static_assert(!accumulates_in_shared<F>, "level 0 in spans keeps its accumulator in registers");
+  const std::size_t t = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (t >= threads) return;
+  const std::uint32_t total = in_offsets[groups];
+  const std::uint64_t first = std::uint64_t{t} * chunk;
+  if (first >= total) return;
+  const auto begin = static_cast<std::uint32_t>(first);
+  const auto end = static_cast<std::uint32_t>(first + chunk < total ? first + chunk : total);
+  // The group holding entry `begin`: the last one starting at or before it (it has entries).
+  std::uint32_t g = group_of(in_offsets, groups, begin);
+  std::uint32_t group_end = in_offsets[g + 1];
+  xyzz_device<F> acc = xyzz_identity<F>();
+  for (std::uint32_t k = begin; k < end; ++k) {
+    acc = add_mixed(acc, load_base(bases, entries[k]));
+    if (k + 1 == group_end || k + 1 == end) {
+      out[out_offsets[g] + static_cast<std::uint32_t>(t) - in_offsets[g] / chunk] = acc;
+      acc = xyzz_identity<F>();
+      if (k + 1 < end) {  // the next group that has entries, most often g + 1
+        g = in_offsets[g + 2] > k + 1 ? g + 1 : group_of(in_offsets, groups, k + 1);
+        group_end = in_offsets[g + 1];
+      }
+    }
   }
 }
 
@@ -422,6 +477,13 @@ void msm_chunk_counts(const std::uint32_t* offsets, std::size_t groups, std::uin
   COPROVE_CUDA_CHECK_LAUNCH();
 }
 
+void msm_span_counts(const std::uint32_t* offsets, std::size_t groups, std::uint32_t chunk, std::uint32_t* counts,
+                     cudaStream_t stream) {
+  span_count_kernel<<<blocks_for(groups + 1, block_threads), block_threads, 0, stream>>>(offsets, groups, chunk,
+                                                                                        counts);
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
 namespace {
 
 /// Launches level 0 for field F. A kernel whose accumulators are in shared memory (24 KiB a block for
@@ -459,6 +521,18 @@ void msm_sum_entries(msm_group group, const void* bases, const std::uint32_t* en
   } else {
     launch_sum_entries<fq2_device>(bases, entries, in_offsets, out_offsets, groups, chunk, out, capacity, stream);
   }
+}
+
+void msm_sum_entry_spans(msm_group group, const void* bases, const std::uint32_t* entries,
+                         const std::uint32_t* in_offsets, const std::uint32_t* out_offsets, std::size_t groups,
+                         std::uint32_t chunk, void* out, std::size_t max_entries, cudaStream_t stream) {
+  if (group != msm_group::g2) throw std::logic_error("MSM: level 0 in spans is built for G2 only");
+  if (max_entries == 0) return;
+  const std::size_t threads = (max_entries + chunk - 1) / chunk;
+  sum_entry_spans_kernel<fq2_device><<<blocks_for(threads, sum_threads), sum_threads, 0, stream>>>(
+      static_cast<const affine_device<fq2_device>*>(bases), entries, in_offsets, out_offsets, groups, chunk,
+      static_cast<xyzz_device<fq2_device>*>(out), threads);
+  COPROVE_CUDA_CHECK_LAUNCH();
 }
 
 void msm_sum_points(msm_group group, const void* in, const std::uint32_t* in_offsets,

@@ -12,6 +12,16 @@ namespace {
 
 /// Entries per thread at level 0 (affine entries, mixed additions) and at later levels (sums).
 constexpr std::uint32_t entry_chunk = 32;
+/// Entries a thread of level 0 in spans (G2) adds: the largest of 32, 64 and 128 that leaves 2^19
+/// threads or more (an H200 holds 33,792 of G2's level-0 threads at once: two blocks of 128 an SM at
+/// 255 registers), since every span leaves a partial sum per group it meets for the later levels,
+/// whose additions (XYZZ + XYZZ) cost more than level 0's.
+constexpr std::uint32_t max_span_chunk = 128;
+constexpr std::uint32_t span_chunk(std::size_t entries) {
+  std::uint32_t chunk = entry_chunk;
+  while (chunk < max_span_chunk && entries / (2 * chunk) >= (std::size_t{1} << 19)) chunk *= 2;
+  return chunk;
+}
 constexpr std::uint32_t sum_chunk = 16;
 /// Buckets per thread in the window weighting.
 constexpr std::size_t weight_segment = 32;
@@ -97,11 +107,18 @@ msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits, unsi
   plan.entries = count * plan.digit_windows;
   plan.point_bytes = group == msm_group::g1 ? 192 : 384;
 
-  // Level 0 makes sum_g ceil(n_g / chunk) <= entries / chunk + groups sums, and leaves at most
-  // ceil(count * copies / chunk) in any group (a group holds at most one entry per point of a copy).
-  std::size_t capacity = ceil_div(plan.entries, entry_chunk) + plan.groups;
-  std::size_t largest = ceil_div(count * copies, entry_chunk);
-  plan.level_chunk.push_back(entry_chunk);
+  // A group holds at most count * copies entries (one per point of a copy). Level 0 in chunks per
+  // group makes sum_g ceil(n_g / chunk) <= entries / chunk + groups sums and leaves at most
+  // ceil(count * copies / chunk) in a group. In spans (G2), thread t adds entries [t chunk, (t + 1)
+  // chunk) and writes a sum for each group they meet: ceil(entries / chunk) spans with at most
+  // groups - 1 group boundaries inside them, so again at most entries / chunk + groups sums, and a
+  // group of n entries meets at most ceil((n - 1) / chunk) + 1 spans.
+  plan.level0_spans = group == msm_group::g2;
+  const std::uint32_t chunk0 = plan.level0_spans ? span_chunk(plan.entries) : entry_chunk;
+  const std::size_t most = count * copies;
+  std::size_t capacity = ceil_div(plan.entries, chunk0) + plan.groups;
+  std::size_t largest = plan.level0_spans ? (most == 0 ? 0 : ceil_div(most - 1, chunk0) + 1) : ceil_div(most, chunk0);
+  plan.level_chunk.push_back(chunk0);
   plan.level_capacity.push_back(capacity);
   while (largest > 1) {
     capacity = std::min(capacity, ceil_div(capacity, sum_chunk) + plan.groups);

@@ -277,6 +277,21 @@ TEST_CASE("signed MSM digits stay within half a window and recombine to the scal
   }
 }
 
+namespace {
+
+/// The sums a group of n entries has left after the plan's levels: level 0 in spans runs across
+/// groups (a group of n entries meets up to ceil((n - 1) / chunk) + 1 spans), in chunks it splits the
+/// group into ceil(n / chunk) parts, as every later level splits its sums.
+std::size_t level_sums(std::size_t n, const cuda::msm_plan& plan) {
+  if (n == 0 || plan.level_chunk.empty()) return n;
+  const std::size_t first = plan.level_chunk[0];
+  std::size_t sums = plan.level0_spans ? (n - 1 + first - 1) / first + 1 : (n + first - 1) / first;
+  for (std::size_t k = 1; k < plan.level_chunk.size(); ++k) sums = (sums + plan.level_chunk[k] - 1) / plan.level_chunk[k];
+  return sums;
+}
+
+}  // namespace
+
 TEST_CASE("the MSM plan's levels bring every group to one sum within its buffers", "[cuda][msm][cpu]") {
   for (const msm_group group : {msm_group::g1, msm_group::g2}) {
     for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{1000},
@@ -287,10 +302,12 @@ TEST_CASE("the MSM plan's levels bring every group to one sum within its buffers
       CHECK(plan.windows * plan.window_bits >= 256);
       CHECK(plan.groups == plan.windows * plan.buckets + 1);
       CHECK(plan.entries == n * plan.windows);
+      // Level 0 in spans for G2 only; its chunk between 32 and 128 entries.
+      CHECK(plan.level0_spans == (group == msm_group::g2));
+      CHECK(plan.level_chunk[0] >= 32);
+      CHECK(plan.level_chunk[0] <= 128);
       // The largest group (n entries) after all levels: one sum.
-      std::size_t largest = n;
-      for (const auto chunk : plan.level_chunk) largest = (largest + chunk - 1) / chunk;
-      CHECK(largest <= 1);
+      CHECK(level_sums(n, plan) <= 1);
       // Each level's capacity covers sum ceil(n_g / chunk) for any split of its input.
       std::size_t input = plan.entries;
       for (std::size_t k = 0; k < plan.level_chunk.size(); ++k) {
@@ -329,11 +346,7 @@ TEST_CASE("the MSM plan over shifted copies of the bases weights only the window
     CHECK(four.groups == 4 * four.buckets + 1);
     CHECK(four.entries == n * 16);
     // A group takes up to one entry per point of each copy: the levels still bring it to one sum.
-    for (const cuda::msm_plan* plan : {&full, &four}) {
-      std::size_t largest = n * plan->copies;
-      for (const auto chunk : plan->level_chunk) largest = (largest + chunk - 1) / chunk;
-      CHECK(largest <= 1);
-    }
+    for (const cuda::msm_plan* plan : {&full, &four}) CHECK(level_sums(n * plan->copies, *plan) <= 1);
     // The width chosen for copies is at most the precomputed limit, and wider than without.
     const cuda::msm_plan chosen = cuda::plan_msm(msm_group::g1, n, 0, 0);
     CHECK(chosen.window_bits <= cuda::msm_max_precomputed_bits);

@@ -9,8 +9,10 @@
 // by |d| - 1, with the base negated for d < 0. Scalars 0 contribute nothing and scalars 1 go into
 // one extra group (the "ones" group) outside every window, summed by plain additions; every other
 // scalar adds one entry per nonzero digit. Entries are counted and placed per group (a counting
-// sort), and each group is summed in chunks of at most `chunk` entries, one thread per chunk; the
-// chunk sums are summed again in chunks, level after level, until each group has one sum, so
+// sort), and each group is summed in chunks of at most `chunk` entries, one thread per chunk (G2's
+// level 0 instead gives each thread the same number of consecutive entries and writes a partial sum
+// per group they meet: msm_plan::level0_spans); the chunk sums are summed again in chunks, level
+// after level, until each group has one sum, so
 // that a group of any size (all scalars equal, all scalars one) spreads over many threads. Each
 // window's buckets are then weighted (sum of (k + 1) B_k) in segments, the segment sums reduced the
 // same way, and the windows combined by Horner's rule with c doublings per window.
@@ -86,6 +88,10 @@ struct msm_plan {
   std::size_t buckets = 0;        ///< per window, 2^(c-1)
   std::size_t groups = 0;         ///< m * 2^(c-1) buckets plus the ones group (the last)
   std::size_t entries = 0;        ///< capacity of the entry array: count * W
+  /// Level 0 in spans (G2's): each thread adds level_chunk[0] consecutive entries of the placement,
+  /// whichever groups they belong to, and writes a partial sum per group they meet; otherwise (G1's)
+  /// each group's entries are split into ceil(n_g / level_chunk[0]) near-equal chunks, a thread each.
+  bool level0_spans = false;
   /// The reduction levels of the bucket sums: level 0 adds the affine entries, each later level
   /// adds the previous level's sums; after the last, every group holds at most one sum.
   std::vector<std::uint32_t> level_chunk;      ///< entries (or sums) per thread

@@ -56,6 +56,19 @@ void msm_sum_entries(msm_group group, const void* bases, const std::uint32_t* en
                      const std::uint32_t* in_offsets, const std::uint32_t* out_offsets, std::size_t groups,
                      std::uint32_t chunk, void* out, std::size_t capacity, cudaStream_t stream);
 
+/// counts[g] = the level-0 spans (entries [t chunk, (t + 1) chunk) of the placement) that group g's
+/// entries [offsets[g], offsets[g + 1]) meet, counts[groups] = 0: the partial sums level 0 in spans
+/// writes for g.
+void msm_span_counts(const std::uint32_t* offsets, std::size_t groups, std::uint32_t chunk, std::uint32_t* counts,
+                     cudaStream_t stream);
+
+/// Level 0 in spans (G2 only): span t of the entries summed per group it meets; the partial of group g
+/// from span t goes to out[out_offsets[g] + t - in_offsets[g] / chunk] (out_offsets the exclusive
+/// scan of msm_span_counts). `max_entries` bounds in_offsets[groups].
+void msm_sum_entry_spans(msm_group group, const void* bases, const std::uint32_t* entries,
+                         const std::uint32_t* in_offsets, const std::uint32_t* out_offsets, std::size_t groups,
+                         std::uint32_t chunk, void* out, std::size_t max_entries, cudaStream_t stream);
+
 /// A later level: the same over XYZZ sums.
 void msm_sum_points(msm_group group, const void* in, const std::uint32_t* in_offsets,
                     const std::uint32_t* out_offsets, std::size_t groups, std::uint32_t chunk, void* out,
