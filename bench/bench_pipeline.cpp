@@ -364,6 +364,17 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, const
     }
     const auto report = e.report_json();
     const auto& pool = report.at("pinned_pool").as_object();
+    // Each device's memory in use once the runs are done (every slot's buffers, plans and MSM arena
+    // are still held), beside what was in use before the backend's: the plan's figures are checked
+    // against it.
+    boost::json::array device_memory;
+    for (std::size_t d = 0; d < e.backend().device_count(); ++d) {
+      if (const auto m = e.backend().device_memory_of(d))
+        device_memory.push_back({{"device", d},
+                                 {"total_bytes", m->total_bytes},
+                                 {"used_bytes", m->total_bytes - m->free_bytes},
+                                 {"in_use_at_start_bytes", m->in_use_at_start_bytes}});
+    }
     const auto allocations = pool.at("allocations").to_number<std::uint64_t>() - allocations_before;
     const auto reuses = pool.at("reuses").to_number<std::uint64_t>() - reuses_before;
     const auto checkouts = pool.at("checkouts").to_number<std::uint64_t>() - checkouts_before;
@@ -403,7 +414,8 @@ policy_result run_policy(const options& o, const synthesis_replay* replay, const
         {"latency_p50_ms", percentile(latency_ms, 0.5)},
         {"latency_p99_ms", percentile(latency_ms, 0.99)},
         {"stages", report.at("stages")},
-        {"memory_plan_total_bytes", report.at("memory_plan").at("total_bytes")}};
+        {"memory_plan_total_bytes", report.at("memory_plan").at("total_bytes")},
+        {"device_memory", device_memory}};
     if (e.trace() != nullptr) {
       const std::string suffix = o.rounds > 1 ? "-round" + std::to_string(round) : std::string();
       std::string name = v.label;
@@ -447,6 +459,12 @@ void print_row(const policy_result& r) {
   if (keys.at("source").as_string() == "auto" || num(keys.at("copies")) > 1)
     std::printf("           device keys: %.0f copies (%s): %s\n", num(keys.at("copies")),
                 keys.at("source").as_string().c_str(), keys.at("reason").as_string().c_str());
+  constexpr double mib = 1024.0 * 1024.0;
+  for (const auto& m : row.at("device_memory").as_array())
+    std::printf("           device %.0f memory after the run: %.1f MiB in use of %.1f MiB (%.1f MiB of it before the "
+                "backend's)\n",
+                num(m.at("device")), num(m.at("used_bytes")) / mib, num(m.at("total_bytes")) / mib,
+                num(m.at("in_use_at_start_bytes")) / mib);
   std::fflush(stdout);
 }
 

@@ -265,6 +265,9 @@ struct device_key {
   msm_bases_g1 a, b_g1, l, h;
   msm_bases_g2 b_g2;
 
+  // The workspace a proof's MSMs over this key take on a slot (msm_proof_workspace_bytes).
+  std::size_t msm_bytes = 0;
+
   device_key(const groth16::proving_key& k, std::string circuit, int dev, const msm_precompute& copies)
       : circuit_id(std::move(circuit)),
         bytes(engine::device_key_bytes(k) * copies.copies),
@@ -274,7 +277,8 @@ struct device_key {
         b_g1(upload<field::g1_affine>(k.b_g1)),
         l(upload<field::g1_affine>(k.l)),
         h(upload<field::g1_affine>(k.h)),
-        b_g2(upload<field::g2_affine>(k.b_g2)) {}
+        b_g2(upload<field::g2_affine>(k.b_g2)),
+        msm_bytes(msm_proof_workspace_bytes(k.h.size(), k.num_variables(), k.num_aux(), a.window_bits(), a.copies())) {}
 
  private:
   // One query's points (and their copies); no room names the device, the circuit and the key's bytes.
@@ -404,6 +408,10 @@ struct device_slot {
   std::size_t witness_capacity = 0;
   device_buffer witness;  // a task's assignment, when it comes with matrices
   device_buffer evaluation;  // the values at zeta (4 elements), then the evaluation's scratch
+  // The proof MSMs' workspace: an arena as large as the largest key's proof has needed, so that the
+  // slot holds exactly what the device memory plan charges it (a pool shared by the slots kept
+  // blocks of every size asked for, and a 2^24 proof ran out of device memory beside its plan).
+  std::unique_ptr<msm_context> msm;
   std::mutex events_mutex;
   std::vector<std::unique_ptr<stage_events>> free_events;
 
@@ -422,6 +430,20 @@ struct device_slot {
     }
     COPROVE_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&witness.data), count * sizeof(field::fr)));
     witness_capacity = count;
+  }
+
+  // An MSM arena of at least `bytes` (at most `max_bytes`, 0: no cap); grown (blocking) when a key
+  // needs more. Throws cuda_error (cudaErrorMemoryAllocation) above the cap or without room.
+  void prepare_msm(std::size_t bytes, std::size_t max_bytes) {
+    if (msm != nullptr && msm->arena_bytes() >= bytes) return;
+    if (max_bytes != 0 && bytes > max_bytes)
+      throw cuda_error(cudaErrorMemoryAllocation, "cuda backend: a proof's MSMs on device " + std::to_string(device) +
+                                                      " slot " + std::to_string(index) + " need " +
+                                                      std::to_string(bytes) + " bytes of workspace, above the cap of " +
+                                                      std::to_string(max_bytes) + " (msm_workspace_max_bytes)");
+    work.synchronize();  // the stream may still use the old arena
+    msm.reset();
+    msm = std::make_unique<msm_context>(device, msm_arena{bytes});
   }
 
   // Buffers of at least n elements and a plan for n; grown (blocking) the first time a size is seen.
@@ -486,9 +508,11 @@ class cuda_backend final : public engine::compute_backend {
   // `wanted_copies` empty: the copies are `key_copies`; else they are 1 until the engine settles them
   // (1 or one of wanted_copies, the windows the plan's).
   cuda_backend(std::vector<int> devices, std::size_t slots_per_device, completion_bridge::strategy bridge,
-               std::size_t msm_pool_max_bytes, const msm_precompute& key_copies, std::vector<std::size_t> wanted_copies)
+               std::size_t msm_workspace_max_bytes, const msm_precompute& key_copies,
+               std::vector<std::size_t> wanted_copies)
       : devices_(std::move(devices)),
         slots_per_device_(slots_per_device),
+        msm_workspace_max_bytes_(msm_workspace_max_bytes),
         window_bits_(key_copies.window_bits),
         copies_(key_copies.copies),
         wanted_copies_(std::move(wanted_copies)),
@@ -498,7 +522,11 @@ class cuda_backend final : public engine::compute_backend {
       scoped_device on(d);
       for (std::size_t s = 0; s < slots_per_device_; ++s) slots_.push_back(std::make_unique<device_slot>(d, s));
       bridges_.push_back(std::make_unique<completion_bridge>(bridge));
-      msm_contexts_.push_back(std::make_unique<msm_context>(d, ~std::size_t{0}, msm_pool_max_bytes));
+      // What the device holds before any buffer, plan or key of ours: the context this thread's
+      // first calls made (a few hundred MiB on an H200) and other processes' memory.
+      std::size_t free = 0, total = 0;
+      COPROVE_CUDA_TRY(cudaMemGetInfo(&free, &total));
+      in_use_at_start_.push_back(total - free);
     }
     COPROVE_LOG(info, "cuda") << "CUDA backend on " << devices_.size() << " device(s), " << slots_per_device_
                               << " worker slots each, completion bridge " << to_string(bridges_.front()->get_strategy())
@@ -591,10 +619,11 @@ class cuda_backend final : public engine::compute_backend {
     if (task.stages.contains(engine::quotient_stage::proof_msms))
       key = &device_proving_key(worker.device, task.key, "a circuit not prepared", true);
     if (!task.witness.empty()) w.prepare_witness(task.witness.size());
+    if (key != nullptr) w.prepare_msm(key->msm_bytes, msm_workspace_max_bytes_);
     const std::size_t bytes = task.domain->size() * sizeof(field::fr);
     auto events = w.take_events();
     try {
-      enqueue_stages(w, task, pce, key, *msm_contexts_[worker.device], bytes, *events);
+      enqueue_stages(w, task, pce, key, w.msm.get(), bytes, *events);
     } catch (...) {
       // Part of the work may be queued and reading the caller's buffers, which the caller frees
       // once it hears of the failure: let it finish first.
@@ -670,7 +699,7 @@ class cuda_backend final : public engine::compute_backend {
   // listed. The quotient overwrites all three buffers, so a, b and c are evaluated before it; h
   // stays in the first of them until the slot's next task.
   static void enqueue_stages(device_slot& w, const engine::quotient_task& task, const device_pce* pce,
-                             const device_key* key, msm_context& msm, std::size_t bytes, stage_events& events) {
+                             const device_key* key, msm_context* msm, std::size_t bytes, stage_events& events) {
     const bool evaluate = task.stages.contains(engine::quotient_stage::evaluate_at_zeta);
     const bool copy_h = task.stages.contains(engine::quotient_stage::copy_h_to_host);
     events.d2h_bytes = 0;  // the events are reused from task to task
@@ -729,17 +758,17 @@ class cuda_backend final : public engine::compute_backend {
       const groth16::proving_key& pk = *task.key;
       const field::fr* witness = w.witness.data;
       pinned_sums::windows& out = *events.sums.data;
-      msm_windows_async(msm, key->h, w.a.data, pk.h.size(), &out.h, s);
+      msm_windows_async(*msm, key->h, w.a.data, pk.h.size(), &out.h, s);
       // A, B in G1 and B in G2 are sums over the same witness: its digits are sorted into buckets
       // once for the three where their plans place them alike (the same widths and copies).
-      const bool shared = msm_windows_same_scalars_async(msm, key->a, key->b_g1, key->b_g2, witness,
+      const bool shared = msm_windows_same_scalars_async(*msm, key->a, key->b_g1, key->b_g2, witness,
                                                          pk.num_variables(), &out.a, &out.b_g1, &out.b_g2, s);
       static std::atomic<bool> said_apart{false};  // once a process
       if (!shared && !said_apart.exchange(true)) {
         COPROVE_LOG(info, "cuda") << "the proof's MSMs over the witness place its entries once each for "
                                   << key->circuit_id << ": the plans of A, B_G1 and B_G2 differ (widths or copies)";
       }
-      msm_windows_async(msm, key->l, witness + pk.num_inputs(), pk.num_aux(), &out.l, s);
+      msm_windows_async(*msm, key->l, witness + pk.num_inputs(), pk.num_aux(), &out.l, s);
       events.d2h_bytes += events.sums.copied_bytes();
     }
     events.msm.record(s);
@@ -801,6 +830,7 @@ class cuda_backend final : public engine::compute_backend {
     scoped_device on(devices_[device]);
     engine::device_memory m;
     COPROVE_CUDA_TRY(cudaMemGetInfo(&m.free_bytes, &m.total_bytes));
+    m.in_use_at_start_bytes = in_use_at_start_[device];
     return m;
   }
 
@@ -812,10 +842,9 @@ class cuda_backend final : public engine::compute_backend {
     const std::size_t log_n = static_cast<std::size_t>(std::countr_zero(n));
     std::size_t msm = 0, ntt = 0;
     try {
-      for (const auto& [group, count] :
-           {std::pair{msm_group::g1, std::max(n, variables)}, std::pair{msm_group::g2, variables}})
-        msm = std::max(msm,
-                       msm_workspace_bytes(plan_msm(group, count, window_bits_, static_cast<unsigned>(key_copies))));
+      // The slot's MSM arena for a key of this size: H over up to n points, the witness's MSMs over
+      // `variables` (L's over fewer, charged as many).
+      msm = msm_proof_workspace_bytes(n, variables, variables, window_bits_, static_cast<unsigned>(key_copies));
       ntt = ntt_plan_device_bytes(static_cast<unsigned>(log_n));
     } catch (const std::exception&) {
       return ~std::size_t{0};  // beyond the MSM's or the NTT's sizes: nothing fits
@@ -872,6 +901,8 @@ class cuda_backend final : public engine::compute_backend {
 
   std::vector<int> devices_;
   std::size_t slots_per_device_;
+  std::size_t msm_workspace_max_bytes_;  // a slot's MSM arena at most (0: no cap)
+  std::vector<std::size_t> in_use_at_start_;  // by device index: device memory in use before ours
   unsigned window_bits_;              // of the keys' copies (0: the MSM plan's)
   std::atomic<unsigned> copies_;      // of each key's points; settled once, before any key is made
   std::vector<std::size_t> wanted_copies_;  // empty: copies_ is fixed
@@ -880,7 +911,6 @@ class cuda_backend final : public engine::compute_backend {
   std::vector<std::unique_ptr<device_slot>> slots_;  // device * slots_per_device + slot
   resident_cache<r1cs::pce_matrices, device_pce> pces_{"matrices"};
   resident_cache<groth16::proving_key, device_key> keys_{"proving key"};
-  std::vector<std::unique_ptr<msm_context>> msm_contexts_;  // by device index
   std::vector<std::unique_ptr<completion_bridge>> bridges_;
   mutable bridges_source source_;
   std::mutex outstanding_mutex_;
@@ -898,7 +928,7 @@ std::size_t cuda_device_count() noexcept {
 std::string_view default_bridge_strategy() noexcept { return to_string(completion_bridge::default_strategy); }
 
 std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devices, std::size_t slots_per_device,
-                                                           std::string_view bridge, std::size_t msm_pool_max_bytes,
+                                                           std::string_view bridge, std::size_t msm_workspace_max_bytes,
                                                            unsigned msm_copies, unsigned msm_window_bits) {
   completion_bridge::strategy strategy = completion_bridge::default_strategy;
   if (!bridge.empty()) {
@@ -935,7 +965,7 @@ std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devi
   if (msm_copies == 0) {
     if (msm_window_bits != 0)
       throw std::invalid_argument("cuda backend: msm_window_bits applies to a fixed msm_copies, not to auto (0)");
-    return std::make_unique<cuda_backend>(std::move(devices), slots_per_device, strategy, msm_pool_max_bytes,
+    return std::make_unique<cuda_backend>(std::move(devices), slots_per_device, strategy, msm_workspace_max_bytes,
                                           msm_precompute{0, 1},
                                           std::vector<std::size_t>{msm_auto_copies, msm_auto_copies_second});
   }
@@ -946,7 +976,7 @@ std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devi
   if (msm_copies == 1 && msm_window_bits != 0)
     throw std::invalid_argument("cuda backend: msm_window_bits applies to copied bases; with one copy each MSM "
                                 "chooses its width");
-  return std::make_unique<cuda_backend>(std::move(devices), slots_per_device, strategy, msm_pool_max_bytes,
+  return std::make_unique<cuda_backend>(std::move(devices), slots_per_device, strategy, msm_workspace_max_bytes,
                                         msm_precompute{msm_window_bits, msm_copies}, std::vector<std::size_t>{});
 }
 

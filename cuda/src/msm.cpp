@@ -69,13 +69,22 @@ const void* device_view(const void* p, int device, const char* what) {
   }
 }
 
-/// One run's workspace, carved out of one stream-ordered allocation; returned to the pool on the
-/// stream when the run's work is enqueued, or at once if enqueueing fails. Or a region of another
-/// workspace (`borrowed`), which it does not free: runs one after another on one stream carve theirs
-/// from the same region.
+/// One run's workspace: from a pool context, one stream-ordered allocation, returned to the pool on
+/// the stream when the run's work is enqueued, or at once if enqueueing fails; from an arena context,
+/// the arena (the runs on it follow one another on one stream). Or a region of another workspace
+/// (`borrowed`), which it does not free: runs one after another on one stream carve theirs from the
+/// same region.
 class workspace {
  public:
   workspace(msm_context& context, std::size_t bytes, cudaStream_t stream) : stream_(stream) {
+    if (context.arena() != nullptr) {
+      if (bytes > context.arena_bytes())
+        throw cuda_error(cudaErrorMemoryAllocation, "MSM: a workspace of " + std::to_string(bytes) +
+                                                        " bytes in an arena of " +
+                                                        std::to_string(context.arena_bytes()));
+      base_ = context.arena();
+      return;
+    }
     COPROVE_CUDA_TRY(cudaMallocFromPoolAsync(&base_, std::max<std::size_t>(bytes, 256), context.pool(), stream));
     owned_ = true;
   }
@@ -128,6 +137,20 @@ struct placed_entries {
 /// a run that reads placed_entries leaves them out.
 std::size_t placement_only_bytes(const msm_plan& plan, std::size_t count) {
   return aligned(count * 32) + aligned(plan.entries * 4);
+}
+
+/// One placement for several runs over the same scalars (msm_windows_same_scalars_async) takes one
+/// allocation: the placement (scan scratch, canonical scalars, offsets, entries) and, after it, the
+/// region each run carves its workspace from in turn: about the largest run's workspace. (With an
+/// allocation for the placement and one for each run, a 2^24 proof over 13 copies ran out of device
+/// memory on an H200.)
+std::size_t shared_placement_bytes(const msm_plan& first, std::size_t count) {
+  return aligned(detail::msm_scan_scratch_bytes(scan_items(first))) + aligned(count * 32) +
+         3 * aligned((first.groups + 1) * 4) + aligned(first.entries * 4);
+}
+std::size_t shared_run_bytes(const msm_plan& first, const msm_plan& second, const msm_plan& g2, std::size_t count) {
+  const std::size_t placed = placement_only_bytes(first, count);
+  return std::max({msm_workspace_bytes(first), msm_workspace_bytes(second), msm_workspace_bytes(g2)}) - placed;
 }
 
 /// Enqueues the placement: the canonical scalars, each group's count, its offset (into `off_a`)
@@ -316,11 +339,20 @@ msm_context::msm_context(int device, std::size_t retain_bytes, std::size_t max_b
   }
 }
 
+msm_context::msm_context(int device, msm_arena arena) : device_(device) {
+  check_device(device);
+  scoped_device scope(device);
+  COPROVE_CUDA_TRY(cudaMalloc(&arena_, std::max<std::size_t>(arena.bytes, 256)));
+  arena_bytes_ = arena.bytes;
+}
+
 msm_context::~msm_context() {
   if (pool_ != nullptr) COPROVE_CUDA_ASSERT_OK(cudaMemPoolDestroy(pool_));
+  if (arena_ != nullptr) COPROVE_CUDA_ASSERT_OK(cudaFree(arena_));
 }
 
 std::size_t msm_context::reserved_bytes() const {
+  if (pool_ == nullptr) return arena_bytes_;
   std::uint64_t bytes = 0;
   COPROVE_CUDA_TRY(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &bytes));
   return bytes;
@@ -490,6 +522,22 @@ std::size_t msm_workspace_bytes(const msm_plan& plan) {
   return plan.workspace_bytes + ((detail::msm_scan_scratch_bytes(scan_items(plan)) + 255) & ~std::size_t{255});
 }
 
+std::size_t msm_proof_workspace_bytes(std::size_t h_count, std::size_t variables, std::size_t aux,
+                                      unsigned window_bits, unsigned copies) {
+  // As plan_of plans runs over bases of these copies.
+  const auto plan = [&](msm_group group, std::size_t count) {
+    return plan_msm(group, count, copies > 1 ? window_bits : 0, copies);
+  };
+  const msm_plan witness_g1 = plan(msm_group::g1, variables);
+  const msm_plan witness_g2 = plan(msm_group::g2, variables);
+  // A, B_G1 and B_G2 placed once: the placement and the largest run, which is more than the largest
+  // run placed apart takes (the shared placement holds what a run's own one does, and more).
+  const std::size_t witness = shared_placement_bytes(witness_g1, variables) +
+                              shared_run_bytes(witness_g1, witness_g1, witness_g2, variables);
+  return std::max({msm_workspace_bytes(plan(msm_group::g1, h_count)), witness,
+                   msm_workspace_bytes(plan(msm_group::g1, aux))});
+}
+
 void msm_async(msm_context& context, const msm_bases_g1& bases, const field::fr* scalars, std::size_t count,
                field::g1_xyzz* result, cudaStream_t stream, const msm_gpu_options& options) {
   run_msm(context, bases, scalars, count, result, stream, options);
@@ -554,17 +602,8 @@ bool msm_windows_same_scalars_async(msm_context& context, const msm_bases_g1& g1
   const void* d_scalars = device_view(scalars, g1_first.device(), "the scalars");
   const std::size_t groups = plan.groups;
   const std::size_t scratch_bytes = detail::msm_scan_scratch_bytes(scan_items(plan));
-  // One allocation for the placement and, after it, the region each run carves its workspace from
-  // in turn: about the largest run's workspace, which is what the device memory plan charges a slot
-  // for its largest MSM. (With an allocation for the placement and one for each run, a 2^24 proof
-  // over 13 copies ran out of device memory on an H200.) Freed on the stream after the three runs.
-  const std::size_t run_bytes =
-      std::max({msm_workspace_bytes(plan) - placement_only_bytes(plan, count),
-                msm_workspace_bytes(plan_of(g1_second, count)) - placement_only_bytes(plan, count),
-                msm_workspace_bytes(plan_of(g2, count)) - placement_only_bytes(plan, count)});
-  const std::size_t placement_bytes =
-      aligned(scratch_bytes) + aligned(count * 32) + 3 * aligned((groups + 1) * 4) + aligned(plan.entries * 4);
-  workspace ws(context, placement_bytes + run_bytes, stream);
+  const std::size_t run_bytes = shared_run_bytes(plan, plan_of(g1_second, count), plan_of(g2, count), count);
+  workspace ws(context, shared_placement_bytes(plan, count) + run_bytes, stream);
   void* scratch = ws.take<void>(scratch_bytes);
   auto* canonical = ws.take<std::uint32_t>(count * 32);
   auto* counts = ws.take<std::uint32_t>((groups + 1) * 4);

@@ -4,6 +4,7 @@
 // r - 1, all scalars equal, mostly 0 and 1), scalars in device memory and in page-locked host
 // memory, and window widths from 1 bit (256 windows) to 20. Without a GPU: the signed digits
 // recombine to the scalar and the plan's levels and buffers cover every group size.
+#include <coprove/cuda/error.hpp>
 #include <coprove/cuda/msm.hpp>
 
 #include <coprove/cuda/detail/msm_launch.hpp>
@@ -20,6 +21,7 @@
 #include <catch2/catch.hpp>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -28,6 +30,8 @@
 #include <random>
 #include <span>
 #include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -517,6 +521,71 @@ TEST_CASE("bases uploaded from pageable memory equal those uploaded from page-lo
   CHECK(a == b);
   const std::vector<fr> scalars = random_scalars(count, gen);
   CHECK(gpu_msm(context, from_pageable, scalars, false) == cpu_msm(bases.points, scalars));
+}
+
+TEST_CASE("MSMs on an arena context take their workspace from it and refuse one that does not fit",
+          "[cuda][msm][gpu]") {
+  REQUIRE(gpu_present());
+  std::mt19937_64 gen(fresh_seed());
+  const std::size_t count = 3001;
+  const auto g1 = known_bases<field::g1_curve>::make(count, gen);
+  const auto g2 = known_bases<field::g2_curve>::make(count, gen);
+  const pinned_copy<field::g1_affine> g1_pinned(g1.points);
+  const pinned_copy<field::g2_affine> g2_pinned(g2.points);
+  const cuda::msm_bases_g1 g1_bases(g1_pinned.span(), 0);
+  const cuda::msm_bases_g2 g2_bases(g2_pinned.span(), 0);
+  const std::vector<fr> scalars = random_scalars(count, gen);
+  const std::size_t g1_bytes = cuda::msm_workspace_bytes(cuda::plan_msm(cuda::msm_group::g1, count));
+  const std::size_t g2_bytes = cuda::msm_workspace_bytes(cuda::plan_msm(cuda::msm_group::g2, count));
+  // Exactly the largest workspace: both runs fit, one after the other on one stream.
+  cuda::msm_context arena(0, cuda::msm_arena{std::max(g1_bytes, g2_bytes)});
+  CHECK(arena.pool() == nullptr);
+  CHECK(arena.reserved_bytes() == std::max(g1_bytes, g2_bytes));
+  CHECK(gpu_msm(arena, g1_bases, scalars, false) == cpu_msm(g1.points, scalars));
+  CHECK(gpu_msm(arena, g2_bases, scalars, true) == cpu_msm(g2.points, scalars));
+  // One byte short: refused before anything is enqueued, with the CUDA error, and nothing lost.
+  const std::size_t free_before = [] {
+    std::size_t free = 0, total = 0;
+    REQUIRE(cudaMemGetInfo(&free, &total) == cudaSuccess);
+    return free;
+  }();
+  cuda::msm_context short_arena(0, cuda::msm_arena{g1_bytes - 1});
+  pinned_copy<field::g1_xyzz> result(std::vector<field::g1_xyzz>(1));
+  const device_scalars on_device(scalars);
+  try {
+    cuda::msm_async(short_arena, g1_bases, on_device.data(), count, result.data(), nullptr);
+    FAIL("an MSM ran in an arena smaller than its workspace");
+  } catch (const cuda::cuda_error& e) {
+    CHECK(e.status() == cudaErrorMemoryAllocation);
+    CHECK(std::string(e.what()).find(std::to_string(g1_bytes) + " bytes") != std::string::npos);
+  }
+  CHECK(short_arena.reserved_bytes() == g1_bytes - 1);
+  std::size_t free_after = 0, total = 0;
+  REQUIRE(cudaMemGetInfo(&free_after, &total) == cudaSuccess);
+  CHECK(free_after + g1_bytes + (std::size_t{4} << 20) >= free_before);  // the short arena, and no more
+}
+
+TEST_CASE("a proof's MSM workspace holds each of its MSMs", "[cuda][msm][gpu]") {
+  REQUIRE(gpu_present());  // the scan scratch is the device's figure
+  const auto workspace = [](msm_group group, std::size_t count, unsigned bits, unsigned copies) {
+    return cuda::msm_workspace_bytes(cuda::plan_msm(group, count, copies > 1 ? bits : 0, copies));
+  };
+  for (const std::size_t n : {std::size_t{1} << 10, (std::size_t{1} << 17) + 5, std::size_t{1} << 22}) {
+    for (const auto& [bits, copies] : {std::pair{0u, 1u}, std::pair{20u, 13u}, std::pair{16u, 4u}}) {
+      INFO("n = " << n << ", " << copies << " copies of " << bits << "-bit windows");
+      const std::size_t variables = n - 3, aux = n - 40;
+      const std::size_t bytes = cuda::msm_proof_workspace_bytes(n - 1, variables, aux, bits, copies);
+      CHECK(bytes >= workspace(msm_group::g1, n - 1, bits, copies));
+      CHECK(bytes >= workspace(msm_group::g1, variables, bits, copies));
+      CHECK(bytes >= workspace(msm_group::g2, variables, bits, copies));
+      CHECK(bytes >= workspace(msm_group::g1, aux, bits, copies));
+      // The witness's placement shared by three runs costs its entries once more than the largest
+      // run alone, not three runs' worth.
+      CHECK(bytes < 2 * std::max(workspace(msm_group::g1, variables, bits, copies),
+                                 workspace(msm_group::g2, variables, bits, copies)));
+    }
+  }
+  CHECK_THROWS_AS(cuda::msm_proof_workspace_bytes(1000, 1000, 990, 22, 13), std::invalid_argument);
 }
 
 TEST_CASE("a GPU MSM of no points is the identity, and misplaced inputs are refused", "[cuda][msm][gpu]") {

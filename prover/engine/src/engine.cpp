@@ -762,6 +762,7 @@ void engine_core::plan_devices() {
       input.device = d;
       input.device_name = d < names.size() ? names[d] : std::string();
       input.total_bytes = memory->total_bytes;
+      input.in_use_bytes = memory->in_use_at_start_bytes;
       input.key_bytes = key_bytes * copies;
       input.circuits = circuits.empty() ? std::string("no circuit") : circuits;
       if (copies > 1) input.circuits += " (" + std::to_string(copies) + " copies of each key's points)";

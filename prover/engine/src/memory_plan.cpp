@@ -278,7 +278,8 @@ device_memory_plan size_device_memory(const device_memory_plan_input& input) noe
   bool overflow = input.slot_bytes != 0 && input.slots > max / input.slot_bytes;
   plan.slots_bytes = overflow ? max : input.slots * input.slot_bytes;
   std::size_t total = 0;
-  for (const std::size_t part : {input.key_bytes, input.matrices_bytes, plan.slots_bytes, input.margin_bytes}) {
+  for (const std::size_t part :
+       {input.in_use_bytes, input.key_bytes, input.matrices_bytes, plan.slots_bytes, input.margin_bytes}) {
     overflow = overflow || total > max - part;
     total = overflow ? max : total + part;
   }
@@ -291,7 +292,8 @@ device_memory_plan plan_device_memory(const device_memory_plan_input& input) {
   const device_memory_plan plan = size_device_memory(input);
   if (!plan.fits())
     throw std::runtime_error("device memory plan: device " + std::to_string(input.device) + " (" + input.device_name +
-                             ") has " + std::to_string(input.total_bytes) + " bytes; the proving keys of " +
+                             ") has " + std::to_string(input.total_bytes) + " bytes, " +
+                             std::to_string(input.in_use_bytes) + " of them in use before the backend's; the proving keys of " +
                              input.circuits + " need " + std::to_string(input.key_bytes) + ", and with " +
                              std::to_string(input.slots) + " worker slots of " + std::to_string(input.slot_bytes) +
                              " bytes, " + std::to_string(input.matrices_bytes) + " of matrices and a margin of " +
@@ -302,8 +304,8 @@ device_memory_plan plan_device_memory(const device_memory_plan_input& input) {
 }
 
 std::string device_memory_plan::describe() const {
-  return "device " + std::to_string(input.device) + " (" + input.device_name + "): keys " +
-         format_bytes(input.key_bytes) + " + matrices " + format_bytes(input.matrices_bytes) + " + " +
+  return "device " + std::to_string(input.device) + " (" + input.device_name + "): in use at start " +
+         format_bytes(input.in_use_bytes) + " + keys " + format_bytes(input.key_bytes) + " + matrices " + format_bytes(input.matrices_bytes) + " + " +
          std::to_string(input.slots) + " slots x " + format_bytes(input.slot_bytes) + " + margin " +
          format_bytes(input.margin_bytes) + " = " + format_bytes(total_bytes) + " of " + format_bytes(input.total_bytes);
 }
@@ -312,6 +314,7 @@ boost::json::object device_memory_plan::to_json() const {
   return {{"device", input.device},
           {"name", input.device_name},
           {"device_bytes", input.total_bytes},
+          {"in_use_bytes", input.in_use_bytes},
           {"key_bytes", input.key_bytes},
           {"matrices_bytes", input.matrices_bytes},
           {"slots", input.slots},

@@ -44,8 +44,9 @@ std::string_view default_bridge_strategy() noexcept;
 /// host_func, event_poller, mapped_flag or stream_write). Throws std::invalid_argument for an
 /// unknown device id, a repeated one, fewer than 2 slots or an unknown strategy, std::runtime_error
 /// when no GPU is visible, and cuda_error when the strategy cannot run on a device (never switching
-/// to another). `msm_pool_max_bytes` caps each device's pool for the proof MSMs' workspace (0: the
-/// driver's limit); a proof whose MSMs do not fit fails its task with cudaErrorMemoryAllocation.
+/// to another). `msm_workspace_max_bytes` caps each slot's workspace for a proof's MSMs (an arena the
+/// size of what the largest key's proof needs, msm_proof_workspace_bytes; 0: no cap); a proof whose
+/// MSMs need more fails its task with cudaErrorMemoryAllocation.
 /// `msm_copies` > 1 keeps that many shifted copies of each proving key's points on the device
 /// (msm_precompute: fewer additions a proof, wider windows) for windows of `msm_window_bits` (0:
 /// the MSM plan's width for each query's size), and the device memory plan charges the key that
@@ -59,7 +60,7 @@ std::string_view default_bridge_strategy() noexcept;
 std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devices = {},
                                                            std::size_t slots_per_device = 3,
                                                            std::string_view bridge = {},
-                                                           std::size_t msm_pool_max_bytes = 0,
+                                                           std::size_t msm_workspace_max_bytes = 0,
                                                            unsigned msm_copies = 1, unsigned msm_window_bits = 0);
 
 }  // namespace coprove::cuda

@@ -25,26 +25,44 @@
 
 namespace coprove::cuda {
 
-/// One device's MSM resources: a memory pool for the runs' workspaces, which keeps what it has
-/// taken (up to `retain_bytes`) between runs so that a run does not pay for fresh device memory.
+/// An arena of `bytes` for msm_context: see there.
+struct msm_arena {
+  std::size_t bytes = 0;
+};
+
+/// One device's MSM resources: where the runs' workspaces come from. Either a memory pool, which
+/// keeps what it has taken (up to `retain_bytes`) between runs so that a run does not pay for fresh
+/// device memory, and serves runs on any streams; or an arena, one allocation made up front that
+/// every run carves its workspace from, so that the runs take exactly that memory however their
+/// sizes vary (a pool shared by streams keeps blocks of every size it was asked for). The runs on
+/// an arena must follow one another on one stream (a worker slot's).
 class msm_context {
  public:
-  /// Throws std::invalid_argument for a device that does not exist, cuda_error on failure.
+  /// A pool. Throws std::invalid_argument for a device that does not exist, cuda_error on failure.
   /// `max_bytes` caps the pool (0: the driver's limit): a run whose workspace does not fit then
   /// fails to enqueue with cudaErrorMemoryAllocation.
   explicit msm_context(int device, std::size_t retain_bytes = ~std::size_t{0}, std::size_t max_bytes = 0);
+  /// An arena of arena.bytes (cudaMalloc now; cuda_error when the device has no room). A run whose
+  /// workspace exceeds it fails to enqueue with cudaErrorMemoryAllocation, naming both sizes.
+  msm_context(int device, msm_arena arena);
   ~msm_context();
   msm_context(const msm_context&) = delete;
   msm_context& operator=(const msm_context&) = delete;
 
   int device() const noexcept { return device_; }
+  /// The pool; null for an arena.
   cudaMemPool_t pool() const noexcept { return pool_; }
-  /// Device memory the pool holds now (in use or kept for later runs).
+  /// The arena and its size; null and 0 for a pool.
+  void* arena() const noexcept { return arena_; }
+  std::size_t arena_bytes() const noexcept { return arena_bytes_; }
+  /// Device memory the context holds now: the pool's (in use or kept for later runs), or the arena.
   std::size_t reserved_bytes() const;
 
  private:
   int device_ = 0;
   cudaMemPool_t pool_ = nullptr;
+  void* arena_ = nullptr;
+  std::size_t arena_bytes_ = 0;
 };
 
 /// Shifted copies of the bases made on the device after the upload (msm_plan.hpp, "Precomputed
@@ -150,8 +168,16 @@ struct msm_window_sums {
 using msm_window_sums_g1 = msm_window_sums<field::g1_xyzz, field::g1_jacobian>;
 using msm_window_sums_g2 = msm_window_sums<field::g2_xyzz, field::g2_jacobian>;
 
-/// Device memory a run of `plan` takes from the context's pool (workspace and scan scratch).
+/// Device memory a run of `plan` takes from the context (workspace and scan scratch).
 std::size_t msm_workspace_bytes(const msm_plan& plan);
+
+/// Device memory the MSMs of one Groth16 proof take from an arena context, one after another on
+/// one stream: H over `h_count` scalars, A, B_G1 and B_G2 over `variables`
+/// (msm_windows_same_scalars_async, placed once or apart) and L over `aux`, over bases copied
+/// `copies` times for windows of `window_bits` (msm_precompute's, copies resolved: 1 for none): the
+/// largest of them. Throws std::invalid_argument where plan_msm does.
+std::size_t msm_proof_workspace_bytes(std::size_t h_count, std::size_t variables, std::size_t aux,
+                                      unsigned window_bits, unsigned copies);
 
 /// Enqueues sum_{i < count} scalars[i] * bases[i] on `stream` and returns; when the stream reaches
 /// the end of the run, *result holds the sum in XYZZ coordinates (result: device memory or
@@ -185,8 +211,8 @@ bool msm_places_alike(const msm_bases_g1& g1_first, const msm_bases_g1& g1_secon
 /// The window sums over the same `count` scalars of three sets of bases (a proof's A and B in G1
 /// and B in G2, over one witness): three msm_windows_async runs with default options, whose entries
 /// are placed once where msm_places_alike says one placement serves them (returns true), else once
-/// each (returns false). The placement's workspace comes from the context's pool beside the runs'
-/// (about the three runs' largest, as separate runs take). Throws as msm_windows_async.
+/// each (returns false). The placement and the runs' workspaces come from the context in one
+/// piece (about the three runs' largest, as separate runs take). Throws as msm_windows_async.
 bool msm_windows_same_scalars_async(msm_context& context, const msm_bases_g1& g1_first, const msm_bases_g1& g1_second,
                                     const msm_bases_g2& g2, const field::fr* scalars, std::size_t count,
                                     msm_window_sums_g1* out_first, msm_window_sums_g1* out_second,

@@ -67,6 +67,9 @@ class quotient_completion {
 struct device_memory {
   std::size_t total_bytes = 0;
   std::size_t free_bytes = 0;
+  /// In use before the backend allocated anything of its own there: the driver's context (with its
+  /// local memory and modules) and other processes. The device memory plan charges it.
+  std::size_t in_use_at_start_bytes = 0;
 };
 
 /// A set of devices, each with a fixed number of worker slots (own stream and device buffers),
