@@ -836,8 +836,8 @@ class cuda_backend final : public engine::compute_backend {
 
   std::size_t device_working_bytes(std::size_t n, std::size_t variables, std::size_t key_copies) const noexcept override {
     // a, b, c and the witness, the evaluation's scratch, the slot's NTT plan (its tables, and the
-    // quotient's scratch that the plan's pool keeps), and the largest MSM's workspace (the slot's
-    // MSMs run one after another on its stream). A slot that serves circuits of several sizes or
+    // quotient's scratch that the plan's pool keeps), and the slot's MSM arena (the proof's MSMs run
+    // one after another on its stream, each in the same arena). A slot that serves circuits of several sizes or
     // domain roots keeps an NTT plan for each; this charges one, of the size planned for.
     const std::size_t log_n = static_cast<std::size_t>(std::countr_zero(n));
     std::size_t msm = 0, ntt = 0;
