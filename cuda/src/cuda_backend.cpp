@@ -446,8 +446,15 @@ struct device_slot {
     msm = std::make_unique<msm_context>(device, msm_arena{bytes});
   }
 
+  // This slot's plan for (log_n, roots), or null.
+  const ntt_plan* plan_for(unsigned log_n, field::domain_roots roots) const noexcept {
+    const auto it = plans.find(std::make_pair(log_n, roots));
+    return it == plans.end() ? nullptr : it->second.get();
+  }
+
   // Buffers of at least n elements and a plan for n; grown (blocking) the first time a size is seen.
-  void prepare(unsigned log_n, field::domain_roots roots) {
+  // The plan shares `tables_from`'s tables (another slot's plan of the device) when there is one.
+  void prepare(unsigned log_n, field::domain_roots roots, const ntt_plan* tables_from) {
     const std::size_t n = std::size_t{1} << log_n;
     if (capacity < n) {
       // The stream may still read the old buffers: finish it before freeing them.
@@ -466,7 +473,10 @@ struct device_slot {
                                   4 * sizeof(field::fr) + evaluation_scratch_bytes(log_n)));
     }
     const auto key = std::make_pair(log_n, roots);
-    if (plans.find(key) == plans.end()) plans.emplace(key, std::make_unique<ntt_plan>(log_n, device, roots));
+    if (plans.find(key) == plans.end()) {
+      plans.emplace(key, tables_from != nullptr ? std::make_unique<ntt_plan>(tables_from->share_tables())
+                                                : std::make_unique<ntt_plan>(log_n, device, roots));
+    }
   }
 
   bool prepared_for(unsigned log_n, field::domain_roots roots) const noexcept {
@@ -611,7 +621,16 @@ class cuda_backend final : public engine::compute_backend {
     if (!w.prepared_for(log_n, task.domain->roots())) {
       // A size this device has not seen: buffers and plans for every slot of the device at once
       // (blocking, once per size), so that later partitions never wait for a plan.
-      for (std::size_t s = 0; s < slots_per_device_; ++s) slots_[worker.device * slots_per_device_ + s]->prepare(log_n, task.domain->roots());
+      // One set of NTT tables a device: the first slot's plan builds them, the others share them
+      // (each with its own pool for its scratch).
+      const ntt_plan* tables = nullptr;
+      for (std::size_t s = 0; s < slots_per_device_ && tables == nullptr; ++s)
+        tables = slots_[worker.device * slots_per_device_ + s]->plan_for(log_n, task.domain->roots());
+      for (std::size_t s = 0; s < slots_per_device_; ++s) {
+        device_slot& slot = *slots_[worker.device * slots_per_device_ + s];
+        slot.prepare(log_n, task.domain->roots(), tables);
+        if (tables == nullptr) tables = slot.plan_for(log_n, task.domain->roots());
+      }
     }
     const device_pce* pce = nullptr;
     if (task.stages.contains(engine::quotient_stage::spmv)) pce = &device_matrices(worker.device, task.matrices, true);
@@ -835,22 +854,32 @@ class cuda_backend final : public engine::compute_backend {
   }
 
   std::size_t device_working_bytes(std::size_t n, std::size_t variables, std::size_t key_copies) const noexcept override {
-    // a, b, c and the witness, the evaluation's scratch, the slot's NTT plan (its tables, and the
-    // quotient's scratch that the plan's pool keeps), and the slot's MSM arena (the proof's MSMs run
-    // one after another on its stream, each in the same arena). A slot that serves circuits of several sizes or
-    // domain roots keeps an NTT plan for each; this charges one, of the size planned for.
+    // a, b, c and the witness, the evaluation's scratch, the quotient's scratch that the slot's NTT
+    // plan's pool keeps (the tables are the device's, device_shared_bytes), and the slot's MSM arena
+    // (the proof's MSMs run one after another on its stream, each in the same arena). A slot that
+    // serves circuits of several sizes or domain roots keeps an NTT plan for each; this charges one,
+    // of the size planned for.
     const std::size_t log_n = static_cast<std::size_t>(std::countr_zero(n));
     std::size_t msm = 0, ntt = 0;
     try {
       // The slot's MSM arena for a key of this size: H over up to n points, the witness's MSMs over
       // `variables` (L's over fewer, charged as many).
       msm = msm_proof_workspace_bytes(n, variables, variables, window_bits_, static_cast<unsigned>(key_copies));
-      ntt = ntt_plan_device_bytes(static_cast<unsigned>(log_n));
+      ntt = ntt_plan_scratch_bytes(static_cast<unsigned>(log_n));
     } catch (const std::exception&) {
       return ~std::size_t{0};  // beyond the MSM's or the NTT's sizes: nothing fits
     }
     return (3 * n + variables) * sizeof(field::fr) + 4 * sizeof(field::fr) +
            evaluation_scratch_bytes(static_cast<unsigned>(log_n)) + ntt + msm;
+  }
+
+  std::size_t device_shared_bytes(std::size_t n) const noexcept override {
+    // The NTT tables for n, one set a device that its slots' plans share (share_tables).
+    try {
+      return ntt_plan_table_bytes(static_cast<unsigned>(std::countr_zero(n)));
+    } catch (const std::exception&) {
+      return ~std::size_t{0};
+    }
   }
 
   runtime::spin_source* completion_source() const noexcept override { return &source_; }

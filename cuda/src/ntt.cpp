@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ struct ntt_plan_state {
   field::domain_roots roots = field::domain_roots::standard;
   ntt_schedule schedule{};
   unsigned split = 0;
+  // The tables, read-only once built; freed with the last plan that reads them (plans made by
+  // ntt_plan::share_tables read the same ones).
+  std::shared_ptr<void> tables_owner;
   void* tables = nullptr;
   std::size_t table_bytes = 0;
   ntt_direction_tables forward{};
@@ -48,14 +52,26 @@ struct ntt_plan_state {
   const void* odd_hi_post = nullptr;
   ntt_constant size_inv{};
   ntt_constant c_scale{};  // inverse_factor / (g^n - 1): C's coefficients in the quotient
-  cudaMemPool_t pool = nullptr;
+  cudaMemPool_t pool = nullptr;  // this plan's own, for the scratch of the calls on it
 
   ntt_plan_state() = default;
-  ntt_plan_state(const ntt_plan_state&) = delete;
+  // Copied only by ntt_plan::share_tables, which gives the copy a pool of its own.
+  ntt_plan_state(const ntt_plan_state& other) = default;
   ntt_plan_state& operator=(const ntt_plan_state&) = delete;
   ~ntt_plan_state() {
     if (pool != nullptr) COPROVE_CUDA_ASSERT_OK(cudaMemPoolDestroy(pool));
-    if (tables != nullptr) COPROVE_CUDA_ASSERT_OK(cudaFree(tables));
+  }
+
+  // A pool on `device` that keeps what the passes freed for the next call instead of returning it at
+  // every synchronize.
+  void make_pool() {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    COPROVE_CUDA_TRY(cudaMemPoolCreate(&pool, &props));
+    std::uint64_t keep = std::numeric_limits<std::uint64_t>::max();
+    COPROVE_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
   }
 };
 
@@ -268,15 +284,29 @@ std::size_t transform_scratch_elements(const detail::ntt_schedule& schedule) {
 
 }  // namespace
 
-std::size_t ntt_plan_device_bytes(unsigned log_n) {
+namespace {
+
+detail::ntt_schedule checked_schedule(unsigned log_n, const char* what) {
   if (log_n < ntt_plan::min_log_size || log_n > ntt_plan::max_log_size)
-    throw std::invalid_argument("ntt_plan_device_bytes: log_n = " + std::to_string(log_n) + " is outside [" +
+    throw std::invalid_argument(std::string(what) + ": log_n = " + std::to_string(log_n) + " is outside [" +
                                 std::to_string(ntt_plan::min_log_size) + ", " +
                                 std::to_string(ntt_plan::max_log_size) + "]");
-  const detail::ntt_schedule schedule = detail::ntt_schedule::make(log_n);
-  const bool boundary_tables = schedule.passes > 1 && log_n <= boundary_table_max_log.load();
-  return (table_elements(schedule, log_n, boundary_tables) + 3 * transform_scratch_elements(schedule)) * sizeof(fr);
+  return detail::ntt_schedule::make(log_n);
 }
+
+}  // namespace
+
+std::size_t ntt_plan_table_bytes(unsigned log_n) {
+  const detail::ntt_schedule schedule = checked_schedule(log_n, "ntt_plan_table_bytes");
+  const bool boundary_tables = schedule.passes > 1 && log_n <= boundary_table_max_log.load();
+  return table_elements(schedule, log_n, boundary_tables) * sizeof(fr);
+}
+
+std::size_t ntt_plan_scratch_bytes(unsigned log_n) {
+  return 3 * transform_scratch_elements(checked_schedule(log_n, "ntt_plan_scratch_bytes")) * sizeof(fr);
+}
+
+std::size_t ntt_plan_device_bytes(unsigned log_n) { return ntt_plan_table_bytes(log_n) + ntt_plan_scratch_bytes(log_n); }
 
 ntt_plan::ntt_plan(unsigned log_n, int device, field::domain_roots roots) : state_(std::make_unique<detail::ntt_plan_state>()) {
   if (log_n < min_log_size || log_n > max_log_size)
@@ -359,6 +389,7 @@ ntt_plan::ntt_plan(unsigned log_n, int device, field::domain_roots roots) : stat
   detail::configure_ntt_kernels();
   st.table_bytes = total * sizeof(fr);
   COPROVE_CUDA_TRY(cudaMalloc(&st.tables, st.table_bytes));
+  st.tables_owner.reset(st.tables, [](void* p) { COPROVE_CUDA_ASSERT_OK(cudaFree(p)); });
   fr* const base = static_cast<fr*>(st.tables);
   for (std::size_t t = 0; t < host.size(); ++t) {
     COPROVE_CUDA_TRY(cudaMemcpy(base + offsets[t], host[t].data(), host[t].size() * sizeof(fr),
@@ -383,14 +414,17 @@ ntt_plan::ntt_plan(unsigned log_n, int device, field::domain_roots roots) : stat
   st.odd_lo = at(i_odd_lo);
   st.odd_hi_post = at(i_odd_hi_post);
 
-  cudaMemPoolProps props{};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = device;
-  COPROVE_CUDA_TRY(cudaMemPoolCreate(&st.pool, &props));
-  // Keep what the passes freed for the next call instead of returning it at every synchronize.
-  std::uint64_t keep = std::numeric_limits<std::uint64_t>::max();
-  COPROVE_CUDA_TRY(cudaMemPoolSetAttribute(st.pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  st.make_pool();
+}
+
+ntt_plan::ntt_plan(std::unique_ptr<detail::ntt_plan_state> state) : state_(std::move(state)) {}
+
+ntt_plan ntt_plan::share_tables() const {
+  auto state = std::make_unique<detail::ntt_plan_state>(*state_);
+  state->pool = nullptr;  // the copy's own, made next
+  const device_scope scope(state->device);
+  state->make_pool();
+  return ntt_plan(std::move(state));
 }
 
 ntt_plan::~ntt_plan() = default;

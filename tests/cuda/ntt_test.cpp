@@ -14,9 +14,11 @@
 #include <catch2/catch.hpp>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <span>
 #include <sstream>
@@ -297,10 +299,9 @@ std::size_t unwritten(const std::vector<fr>& v) {
 
 enum class op { forward, inverse, coset_forward, coset_inverse };
 
-void check_transform(unsigned log_n, op which) {
-  CAPTURE(log_n, static_cast<int>(which));
-  const coprove::field::evaluation_domain domain(std::size_t{1} << log_n);
-  const coprove::cuda::ntt_plan plan(log_n, 0);
+void check_transform_on(const coprove::cuda::ntt_plan& plan, op which) {
+  CAPTURE(plan.log_size(), static_cast<int>(which));
+  const coprove::field::evaluation_domain domain(plan.size());
   const auto input = random_elements(domain.size(), fresh_seed());
   auto want = input;
   switch (which) {
@@ -324,10 +325,15 @@ void check_transform(unsigned log_n, op which) {
   CHECK(got == want);
 }
 
-void check_quotient(unsigned log_n) {
+void check_transform(unsigned log_n, op which) { check_transform_on(coprove::cuda::ntt_plan(log_n, 0), which); }
+
+/// The GPU quotient on `plan` (one of its own when null) against the CPU's.
+void check_quotient(unsigned log_n, const coprove::cuda::ntt_plan* given = nullptr) {
   CAPTURE(log_n);
   const coprove::field::evaluation_domain domain(std::size_t{1} << log_n);
-  const coprove::cuda::ntt_plan plan(log_n, 0);
+  std::optional<coprove::cuda::ntt_plan> own;
+  if (given == nullptr) own.emplace(log_n, 0);
+  const coprove::cuda::ntt_plan& plan = given != nullptr ? *given : *own;
   const auto a = random_elements(domain.size(), fresh_seed());
   const auto b = random_elements(domain.size(), fresh_seed());
   const auto c = random_elements(domain.size(), fresh_seed());
@@ -475,6 +481,34 @@ TEST_CASE("an NTT plan holds what ntt_plan_device_bytes counts", "[cuda][ntt][gp
     const coprove::cuda::ntt_plan plan(log_n, 0);
     CHECK(plan.table_bytes() + plan.quotient_scratch_bytes() == coprove::cuda::ntt_plan_device_bytes(log_n));
   }
+}
+
+TEST_CASE("plans sharing an NTT plan's tables hold none of their own and outlive it", "[cuda][ntt][quotient][gpu]") {
+  if (!have_gpu()) FAIL("no CUDA device");
+  const auto free_bytes = [] {
+    std::size_t free = 0, total = 0;
+    check_cuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    return free;
+  };
+  for (unsigned log_n : {11u, 17u, 20u}) {
+    INFO("log_n " << log_n);
+    std::optional<coprove::cuda::ntt_plan> first;
+    first.emplace(log_n, 0);
+    const std::size_t before = free_bytes();
+    const coprove::cuda::ntt_plan second = first->share_tables();
+    const std::size_t after = free_bytes();
+    // A pool and nothing else: well under the tables (a pool takes no memory until it is used).
+    CHECK(before - std::min(before, after) < std::max<std::size_t>(first->table_bytes() / 2, std::size_t{2} << 20));
+    CHECK(second.table_bytes() == first->table_bytes());
+    CHECK(&second.state() != &first->state());
+    CHECK(second.table_bytes() == coprove::cuda::ntt_plan_table_bytes(log_n));
+    check_quotient(log_n, &second);
+    first.reset();  // the tables stay for the plan that shares them
+    check_quotient(log_n, &second);
+    check_transform_on(second, op::coset_forward);
+  }
+  CHECK(coprove::cuda::ntt_plan_table_bytes(20) + coprove::cuda::ntt_plan_scratch_bytes(20) ==
+        coprove::cuda::ntt_plan_device_bytes(20));
 }
 
 TEST_CASE("the GPU quotient equals the CPU quotient bit for bit", "[cuda][ntt][quotient][gpu]") {

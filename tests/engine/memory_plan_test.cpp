@@ -173,16 +173,21 @@ TEST_CASE("the device memory plan charges keys, matrices, slots and margin, and 
   in.slot_bytes = std::size_t{1} << 30;
   in.margin_bytes = std::size_t{1} << 30;
   in.in_use_bytes = std::size_t{1} << 29;  // the context, before the backend allocates
+  in.shared_bytes = std::size_t{1} << 29;  // the slots' NTT tables, once
   const device_memory_plan plan = plan_device_memory(in);
   CHECK(plan.slots_bytes == std::size_t{3} << 30);
-  CHECK(plan.total_bytes == (std::size_t{17} << 29));
+  CHECK(plan.total_bytes == (std::size_t{18} << 29));
   CHECK(plan.fits());
   CHECK(plan.describe().find("NVIDIA H200") != std::string::npos);
   CHECK(plan.describe().find("in use at start 512.0 MiB") != std::string::npos);
-  CHECK(plan.to_json().at("total_bytes").as_uint64() == std::uint64_t{17} << 29);
+  CHECK(plan.to_json().at("total_bytes").as_uint64() == std::uint64_t{18} << 29);
+  CHECK(plan.to_json().at("shared_bytes").as_uint64() == std::uint64_t{1} << 29);
+  CHECK(plan.describe().find("shared 512.0 MiB") != std::string::npos);
   CHECK(plan.to_json().at("in_use_bytes").as_uint64() == std::uint64_t{1} << 29);
   // What was in use at start is what a plan that fits without it lacks.
-  in.in_use_bytes = (std::size_t{4} << 30) + 1;
+  in.in_use_bytes = std::size_t{3} << 29;  // exactly the device's 10 GiB with the rest
+  CHECK(size_device_memory(in).fits());
+  in.in_use_bytes = (std::size_t{3} << 29) + 1;
   CHECK_FALSE(size_device_memory(in).fits());
   in.in_use_bytes = std::size_t{1} << 29;
 
@@ -195,7 +200,8 @@ TEST_CASE("the device memory plan charges keys, matrices, slots and margin, and 
     CHECK(what.find("device 1 (NVIDIA H200)") != std::string::npos);
     CHECK(what.find("mimc/24") != std::string::npos);
     CHECK(what.find(std::to_string(std::size_t{3} << 30)) != std::string::npos);
-    CHECK(what.find(std::to_string(std::size_t{23} << 29)) != std::string::npos);
+    CHECK(what.find(std::to_string(std::size_t{24} << 29)) != std::string::npos);
+    CHECK(what.find(std::to_string(std::size_t{1} << 29) + " shared by the slots") != std::string::npos);
     CHECK(what.find(std::to_string(std::size_t{1} << 29) + " of them in use") != std::string::npos);
   }
   in.slots = 2;

@@ -40,6 +40,8 @@ std::size_t compute_backend::device_working_bytes(std::size_t /*n*/, std::size_t
   return 0;
 }
 
+std::size_t compute_backend::device_shared_bytes(std::size_t /*n*/) const noexcept { return 0; }
+
 void quotient_completion::abandon() noexcept {
   // A backend that lets go of an operation without completing it: the caller must not wait forever.
   complete(runtime::make_error_code(runtime::errc::shut_down), {});

@@ -769,6 +769,7 @@ void engine_core::plan_devices() {
       input.matrices_bytes = config_.backend_spmv ? plan_.pce_bytes : 0;
       input.slots = slots_;
       input.slot_bytes = backend_->device_working_bytes(n, variables, copies);
+      input.shared_bytes = backend_->device_shared_bytes(n);
       out.push_back(std::move(input));
     }
     return out;

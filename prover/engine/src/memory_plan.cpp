@@ -279,7 +279,8 @@ device_memory_plan size_device_memory(const device_memory_plan_input& input) noe
   plan.slots_bytes = overflow ? max : input.slots * input.slot_bytes;
   std::size_t total = 0;
   for (const std::size_t part :
-       {input.in_use_bytes, input.key_bytes, input.matrices_bytes, plan.slots_bytes, input.margin_bytes}) {
+       {input.in_use_bytes, input.key_bytes, input.matrices_bytes, input.shared_bytes, plan.slots_bytes,
+        input.margin_bytes}) {
     overflow = overflow || total > max - part;
     total = overflow ? max : total + part;
   }
@@ -296,7 +297,8 @@ device_memory_plan plan_device_memory(const device_memory_plan_input& input) {
                              std::to_string(input.in_use_bytes) + " of them in use before the backend's; the proving keys of " +
                              input.circuits + " need " + std::to_string(input.key_bytes) + ", and with " +
                              std::to_string(input.slots) + " worker slots of " + std::to_string(input.slot_bytes) +
-                             " bytes, " + std::to_string(input.matrices_bytes) + " of matrices and a margin of " +
+                             " bytes, " + std::to_string(input.matrices_bytes) + " of matrices, " +
+                             std::to_string(input.shared_bytes) + " shared by the slots and a margin of " +
                              std::to_string(input.margin_bytes) + " the plan needs " +
                              (plan.overflow ? std::string("more than can be counted") : std::to_string(plan.total_bytes)) +
                              " bytes");
@@ -305,7 +307,8 @@ device_memory_plan plan_device_memory(const device_memory_plan_input& input) {
 
 std::string device_memory_plan::describe() const {
   return "device " + std::to_string(input.device) + " (" + input.device_name + "): in use at start " +
-         format_bytes(input.in_use_bytes) + " + keys " + format_bytes(input.key_bytes) + " + matrices " + format_bytes(input.matrices_bytes) + " + " +
+         format_bytes(input.in_use_bytes) + " + keys " + format_bytes(input.key_bytes) + " + matrices " + format_bytes(input.matrices_bytes) + " + shared " +
+         format_bytes(input.shared_bytes) + " + " +
          std::to_string(input.slots) + " slots x " + format_bytes(input.slot_bytes) + " + margin " +
          format_bytes(input.margin_bytes) + " = " + format_bytes(total_bytes) + " of " + format_bytes(input.total_bytes);
 }
@@ -319,6 +322,7 @@ boost::json::object device_memory_plan::to_json() const {
           {"matrices_bytes", input.matrices_bytes},
           {"slots", input.slots},
           {"slot_bytes", input.slot_bytes},
+          {"shared_bytes", input.shared_bytes},
           {"margin_bytes", input.margin_bytes},
           {"total_bytes", total_bytes}};
 }

@@ -27,7 +27,8 @@ struct ntt_plan_state;
 
 /// Everything one transform size needs on one device: twiddle and coset tables resident in device
 /// memory, and a memory pool for the scratch buffers of the passes. Immutable after construction,
-/// so one plan may serve several streams at once. Up to 2^26 elements the tables include the
+/// so one plan may serve several streams at once (their scratch then comes from one pool; a plan
+/// per stream from share_tables keeps each stream's apart at no table cost). Up to 2^26 elements the tables include the
 /// boundary twiddles of every pass but the last, per direction: about 2n elements in all (64 n
 /// bytes: 1 GiB at 2^24), built on the host at construction.
 class ntt_plan {
@@ -60,16 +61,26 @@ class ntt_plan {
   std::size_t transform_scratch_bytes() const noexcept;
   std::size_t quotient_scratch_bytes() const noexcept;
 
+  /// A plan over the same tables (read-only; freed with the last plan that reads them) with a memory
+  /// pool of its own for its calls' scratch: a second stream's plan for no table memory (a device's
+  /// worker slots share one set of tables). Throws coprove::cuda::cuda_error when the pool cannot be
+  /// made.
+  ntt_plan share_tables() const;
+
   const detail::ntt_plan_state& state() const noexcept { return *state_; }
 
  private:
+  explicit ntt_plan(std::unique_ptr<detail::ntt_plan_state> state);
   std::unique_ptr<detail::ntt_plan_state> state_;
 };
 
 /// Device memory an ntt_plan for 2^log_n holds while it lives, for device memory plans: its tables
-/// and the largest scratch its pool keeps (quotient_async's 3n elements; the pool does not release
-/// what its calls freed). Throws std::invalid_argument for log_n outside [1, 30].
+/// (ntt_plan_table_bytes, shared with the plans share_tables makes of it) and the largest scratch its
+/// pool keeps (ntt_plan_scratch_bytes: quotient_async's 3n elements; the pool does not release what
+/// its calls freed). Each throws std::invalid_argument for log_n outside [1, 30].
 std::size_t ntt_plan_device_bytes(unsigned log_n);
+std::size_t ntt_plan_table_bytes(unsigned log_n);
+std::size_t ntt_plan_scratch_bytes(unsigned log_n);
 
 // The calls below enqueue work on `stream` and return at once; `d_data` must point to
 // plan.size() elements in device memory of plan.device(). They throw std::invalid_argument for a

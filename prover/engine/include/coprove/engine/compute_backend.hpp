@@ -158,6 +158,9 @@ class compute_backend {
   /// that runs the proof's MSMs over keys held in `key_copies` copies (its buffers and the MSMs'
   /// workspace, the largest of them); 0 for the host backend.
   virtual std::size_t device_working_bytes(std::size_t n, std::size_t variables, std::size_t key_copies) const noexcept;
+  /// Device memory a device holds once for tasks of domain size n, shared by its worker slots (the
+  /// CUDA backend's NTT tables); 0 for the host backend.
+  virtual std::size_t device_shared_bytes(std::size_t n) const noexcept;
 
   /// Completions the thread running the engine's io_context may finish itself within its spin
   /// windows (pass it to runtime::run_spinning): the CUDA backend's completion bridges, so a GPU

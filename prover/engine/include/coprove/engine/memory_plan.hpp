@@ -121,14 +121,16 @@ struct device_memory_plan_input {
   std::size_t matrices_bytes = 0;  ///< the circuits' matrices, when the backend evaluates them
   std::size_t slots = 0;           ///< worker slots of the device
   std::size_t slot_bytes = 0;      ///< per slot: buffers and MSM workspace (device_working_bytes)
+  std::size_t shared_bytes = 0;    ///< once a device, shared by its slots (device_shared_bytes: NTT tables)
   std::size_t margin_bytes = std::size_t{1} << 30;  ///< the driver's later growth (kernels' local memory)
 };
 
-/// One device's plan: in use at start + keys + matrices + slots x slot bytes + margin against its memory.
+/// One device's plan: in use at start + keys + matrices + shared + slots x slot bytes + margin against
+/// its memory.
 struct device_memory_plan {
   device_memory_plan_input input;
   std::size_t slots_bytes = 0;  ///< slots x slot bytes
-  std::size_t total_bytes = 0;  ///< in use + keys + matrices + slots + margin (saturated on overflow)
+  std::size_t total_bytes = 0;  ///< in use + keys + matrices + shared + slots + margin (saturated on overflow)
   bool overflow = false;        ///< the sum could not be counted in a size_t
 
   bool fits() const noexcept { return !overflow && total_bytes <= input.total_bytes; }
