@@ -642,7 +642,7 @@ class cuda_backend final : public engine::compute_backend {
     const std::size_t bytes = task.domain->size() * sizeof(field::fr);
     auto events = w.take_events();
     try {
-      enqueue_stages(w, task, pce, key, w.msm.get(), bytes, *events);
+      enqueue_stages(w, task, pce, key, bytes, *events);
     } catch (...) {
       // Part of the work may be queued and reading the caller's buffers, which the caller frees
       // once it hears of the failure: let it finish first.
@@ -718,7 +718,7 @@ class cuda_backend final : public engine::compute_backend {
   // listed. The quotient overwrites all three buffers, so a, b and c are evaluated before it; h
   // stays in the first of them until the slot's next task.
   static void enqueue_stages(device_slot& w, const engine::quotient_task& task, const device_pce* pce,
-                             const device_key* key, msm_context* msm, std::size_t bytes, stage_events& events) {
+                             const device_key* key, std::size_t bytes, stage_events& events) {
     const bool evaluate = task.stages.contains(engine::quotient_stage::evaluate_at_zeta);
     const bool copy_h = task.stages.contains(engine::quotient_stage::copy_h_to_host);
     events.d2h_bytes = 0;  // the events are reused from task to task
@@ -777,17 +777,17 @@ class cuda_backend final : public engine::compute_backend {
       const groth16::proving_key& pk = *task.key;
       const field::fr* witness = w.witness.data;
       pinned_sums::windows& out = *events.sums.data;
-      msm_windows_async(*msm, key->h, w.a.data, pk.h.size(), &out.h, s);
+      msm_windows_async(*w.msm, key->h, w.a.data, pk.h.size(), &out.h, s);
       // A, B in G1 and B in G2 are sums over the same witness: its digits are sorted into buckets
       // once for the three where their plans place them alike (the same widths and copies).
-      const bool shared = msm_windows_same_scalars_async(*msm, key->a, key->b_g1, key->b_g2, witness,
+      const bool shared = msm_windows_same_scalars_async(*w.msm, key->a, key->b_g1, key->b_g2, witness,
                                                          pk.num_variables(), &out.a, &out.b_g1, &out.b_g2, s);
       static std::atomic<bool> said_apart{false};  // once a process
       if (!shared && !said_apart.exchange(true)) {
         COPROVE_LOG(info, "cuda") << "the proof's MSMs over the witness place its entries once each for "
                                   << key->circuit_id << ": the plans of A, B_G1 and B_G2 differ (widths or copies)";
       }
-      msm_windows_async(*msm, key->l, witness + pk.num_inputs(), pk.num_aux(), &out.l, s);
+      msm_windows_async(*w.msm, key->l, witness + pk.num_inputs(), pk.num_aux(), &out.l, s);
       events.d2h_bytes += events.sums.copied_bytes();
     }
     events.msm.record(s);
