@@ -54,8 +54,9 @@ std::string_view default_bridge_strategy() noexcept;
 /// plan picks at 2^22..2^24 points, 12 for 22 bits): fewer of them leave m windows of wide buckets
 /// each, which measured slower than no copies. `msm_copies` 0 (auto) leaves the count to the
 /// engine's device memory plan: msm_auto_copies (13) where every device holds them beside its
-/// worker slots, else msm_auto_copies_second (12: a 2^24 MiMC key on an H200 beside three slots,
-/// where 13 (119,808 MiB) do not fit), else 1 (compute_backend::settle_device_key_copies). std::invalid_argument for
+/// worker slots (a 2^24 MiMC key on an H200 beside three slots: 13, 119,808 MiB, since the slots
+/// share their device's NTT tables), else msm_auto_copies_second (12), else 1
+/// (compute_backend::settle_device_key_copies). std::invalid_argument for
 /// copies above 16, more copies than windows of that width, a width with one copy or with auto.
 std::unique_ptr<engine::compute_backend> make_cuda_backend(std::vector<int> devices = {},
                                                            std::size_t slots_per_device = 3,
