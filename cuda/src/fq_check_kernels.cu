@@ -1,6 +1,7 @@
 // Fq and Fq2 on the GPU, one operation at a time, for the tests: values below 2p in, every result
 // both as computed (below 2p, which the tests check) and brought to its canonical form (which the
-// tests compare with field::fq and field::fq2).
+// tests compare with field::fq and field::fq2); and the XYZZ addition and doubling, with the points
+// in registers and in shared memory.
 #include <coprove/cuda/curve_device.cuh>
 #include <coprove/cuda/detail/msm_launch.hpp>
 #include <coprove/cuda/error.hpp>
@@ -48,6 +49,37 @@ __global__ void fq_ops_kernel(const fq_device* a, const fq_device* b, fq_device*
   }
 }
 
+/// Point i's sum and double, each by the register formulas and by the shared-memory ones.
+template <class F>
+__global__ void point_ops_kernel(const xyzz_device<F>* p, const xyzz_device<F>* q, xyzz_device<F>* out,
+                                 std::size_t n) {
+  const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  extern __shared__ unsigned char shared_bytes[];
+  volatile xyzz_device<F>* slots = reinterpret_cast<volatile xyzz_device<F>*>(shared_bytes) + 2 * threadIdx.x;
+  const xyzz_device<F> a = p[i], b = q[i];
+  xyzz_device<F>* o = out + 4 * i;
+  o[0] = reduced(add_xyzz(a, b));
+  store_shared(slots[0], a);
+  store_shared(slots[1], b);
+  add_xyzz_shared(slots[0], slots[1]);
+  o[1] = reduced(load_shared(slots[0]));
+  o[2] = reduced(double_xyzz(a));
+  store_shared(slots[0], a);
+  double_xyzz_shared(slots[0]);
+  o[3] = reduced(load_shared(slots[0]));
+}
+
+template <class F>
+void point_ops(const void* p, const void* q, void* out, std::size_t n, cudaStream_t stream) {
+  constexpr unsigned threads = 32;
+  point_ops_kernel<F><<<static_cast<unsigned>((n + threads - 1) / threads), threads,
+                        2 * threads * sizeof(xyzz_device<F>), stream>>>(static_cast<const xyzz_device<F>*>(p),
+                                                                        static_cast<const xyzz_device<F>*>(q),
+                                                                        static_cast<xyzz_device<F>*>(out), n);
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 void fq_ops_check(const void* a, const void* b, void* out, std::uint32_t* zero, std::size_t n, unsigned rounds,
@@ -58,6 +90,15 @@ void fq_ops_check(const void* a, const void* b, void* out, std::uint32_t* zero, 
       static_cast<const fq_device*>(a), static_cast<const fq_device*>(b), static_cast<fq_device*>(out), zero, n,
       rounds);
   COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+void point_ops_check(msm_group group, const void* p, const void* q, void* out, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  if (group == msm_group::g1) {
+    point_ops<fq_device>(p, q, out, n, stream);
+  } else {
+    point_ops<fq2_device>(p, q, out, n, stream);
+  }
 }
 
 }  // namespace coprove::cuda::detail

@@ -281,6 +281,19 @@ constexpr std::size_t sum_entries_shared_bytes(unsigned threads) {
   return accumulates_in_shared<F> ? std::size_t{threads} * sizeof(xyzz_device<F>) : 0;
 }
 
+/// Where the later levels keep each thread's accumulator: G2's in shared memory with the summand
+/// beside it (add_xyzz_shared; in registers G2's add_xyzz spills at 255 registers), G1's in
+/// registers (224, none spilled).
+template <class F>
+inline constexpr bool sums_in_shared = false;
+template <>
+inline constexpr bool sums_in_shared<fq2_device> = true;
+
+/// The threads of a block of the later levels: fewer where the accumulators are in shared memory
+/// (two points a thread), so that several blocks fit an SM.
+template <class F>
+inline constexpr unsigned sum_points_threads = sums_in_shared<F> ? 32 : 128;
+
 template <class F>
 __global__ void __launch_bounds__(128) sum_points_kernel(const xyzz_device<F>* in, const std::uint32_t* in_offsets,
                                                          const std::uint32_t* out_offsets, std::size_t groups,
@@ -288,9 +301,22 @@ __global__ void __launch_bounds__(128) sum_points_kernel(const xyzz_device<F>* i
                                                          std::size_t capacity) {
   std::uint32_t i, begin, end;
   if (!chunk_of(in_offsets, out_offsets, groups, chunk, capacity, i, begin, end)) return;
-  xyzz_device<F> acc = in[begin];
-  for (std::uint32_t k = begin + 1; k < end; ++k) acc = add_xyzz(acc, in[k]);
-  out[i] = acc;
+  if constexpr (sums_in_shared<F>) {
+    extern __shared__ unsigned char shared_bytes[];
+    volatile xyzz_device<F>* slots = reinterpret_cast<volatile xyzz_device<F>*>(shared_bytes) + 2 * threadIdx.x;
+    volatile xyzz_device<F>& acc = slots[0];
+    volatile xyzz_device<F>& next = slots[1];
+    store_shared(acc, in[begin]);
+    for (std::uint32_t k = begin + 1; k < end; ++k) {
+      store_shared(next, in[k]);
+      add_xyzz_shared(acc, next);
+    }
+    out[i] = load_shared(acc);
+  } else {
+    xyzz_device<F> acc = in[begin];
+    for (std::uint32_t k = begin + 1; k < end; ++k) acc = add_xyzz(acc, in[k]);
+    out[i] = acc;
+  }
 }
 
 /// The one sum of group g, or the identity when the group is empty.
@@ -300,36 +326,45 @@ __device__ __forceinline__ xyzz_device<F> group_sum(const xyzz_device<F>* sums, 
   return offsets[g + 1] > offsets[g] ? sums[offsets[g]] : xyzz_identity<F>();
 }
 
-/// [k]P for a small k (double and add from the top bit).
-template <class F>
-__device__ __forceinline__ xyzz_device<F> multiply_small(const xyzz_device<F>& p, std::uint32_t k) {
-  xyzz_device<F> acc = xyzz_identity<F>();
-  if (k == 0) return acc;
-  for (int bit = 31 - __clz(k); bit >= 0; --bit) {
-    acc = double_xyzz(acc);
-    if ((k >> bit) & 1u) acc = add_xyzz(acc, p);
-  }
-  return acc;
-}
+/// Threads of a block of the window weighting: three points a thread in shared memory.
+constexpr unsigned weight_threads = 32;
 
+/// Segment t of the buckets of window w: sum (k + 1) B_k over the segment's buckets k, with the
+/// running sum, the total and the bucket being added in shared memory (add_xyzz_shared: with them
+/// in registers G2's kernel spilled about 9 KiB a thread, G1's about 1 KiB).
 template <class F>
-__global__ void __launch_bounds__(128) weight_kernel(const xyzz_device<F>* sums, const std::uint32_t* offsets,
-                                                     unsigned windows, std::size_t buckets, std::size_t segment,
-                                                     xyzz_device<F>* out) {
+__global__ void __launch_bounds__(weight_threads) weight_kernel(const xyzz_device<F>* sums, const std::uint32_t* offsets,
+                                                                unsigned windows, std::size_t buckets,
+                                                                std::size_t segment, xyzz_device<F>* out) {
   const std::size_t segments = buckets / segment;
   const std::size_t t = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (t >= windows * segments) return;
   const std::size_t w = t / segments, s = t % segments;
   const std::size_t first = s * segment;
-  // running = B_k + ... + B_last, total = sum of the running sums = sum (k - first + 1) B_k.
-  xyzz_device<F> running = xyzz_identity<F>();
-  xyzz_device<F> total = xyzz_identity<F>();
+  extern __shared__ unsigned char shared_bytes[];
+  volatile xyzz_device<F>* slots = reinterpret_cast<volatile xyzz_device<F>*>(shared_bytes) + 3 * threadIdx.x;
+  volatile xyzz_device<F>& running = slots[0];  // B_k + ... + B_last
+  volatile xyzz_device<F>& total = slots[1];    // the sum of the running sums: sum (k - first + 1) B_k
+  volatile xyzz_device<F>& other = slots[2];
+  store_shared(running, xyzz_identity<F>());
+  store_shared(total, xyzz_identity<F>());
   for (std::size_t k = first + segment; k-- > first;) {
-    running = add_xyzz(running, group_sum(sums, offsets, w * buckets + k));
-    total = add_xyzz(total, running);
+    store_shared(other, group_sum(sums, offsets, w * buckets + k));
+    add_xyzz_shared(running, other);
+    add_xyzz_shared(total, running);
   }
-  // sum (k + 1) B_k = total + first * running.
-  out[t] = add_xyzz(total, multiply_small(running, static_cast<std::uint32_t>(first)));
+  // sum (k + 1) B_k = total + first * running: first * running by doubling and adding from the top
+  // bit of first, in `other`.
+  store_shared(other, xyzz_identity<F>());
+  const auto k = static_cast<std::uint32_t>(first);
+  if (k != 0) {
+    for (int bit = 31 - __clz(k); bit >= 0; --bit) {
+      double_xyzz_shared(other);
+      if ((k >> bit) & 1u) add_xyzz_shared(other, running);
+    }
+  }
+  add_xyzz_shared(total, other);
+  out[t] = load_shared(total);
 }
 
 __global__ void regular_offsets_kernel(std::uint32_t* offsets, std::size_t groups, std::uint32_t per) {
@@ -510,6 +545,19 @@ void launch_sum_entries(const void* bases, const std::uint32_t* entries, const s
   COPROVE_CUDA_CHECK_LAUNCH();
 }
 
+/// Launches a later level for field F: blocks of sum_points_threads<F>, with two points a thread
+/// of shared memory where the sums are accumulated there.
+template <class F>
+void launch_sum_points(const void* in, const std::uint32_t* in_offsets, const std::uint32_t* out_offsets,
+                       std::size_t groups, std::uint32_t chunk, void* out, std::size_t capacity, cudaStream_t stream) {
+  constexpr unsigned threads = sum_points_threads<F>;
+  constexpr std::size_t shared = sums_in_shared<F> ? 2 * threads * sizeof(xyzz_device<F>) : 0;
+  sum_points_kernel<F><<<blocks_for(capacity, threads), threads, shared, stream>>>(
+      static_cast<const xyzz_device<F>*>(in), in_offsets, out_offsets, groups, chunk, static_cast<xyzz_device<F>*>(out),
+      capacity);
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 void msm_sum_entries(msm_group group, const void* bases, const std::uint32_t* entries,
@@ -540,15 +588,10 @@ void msm_sum_points(msm_group group, const void* in, const std::uint32_t* in_off
                     std::size_t capacity, cudaStream_t stream) {
   if (capacity == 0) return;
   if (group == msm_group::g1) {
-    sum_points_kernel<fq_device><<<blocks_for(capacity, sum_threads), sum_threads, 0, stream>>>(
-        static_cast<const xyzz_device<fq_device>*>(in), in_offsets, out_offsets, groups, chunk,
-        static_cast<xyzz_device<fq_device>*>(out), capacity);
+    launch_sum_points<fq_device>(in, in_offsets, out_offsets, groups, chunk, out, capacity, stream);
   } else {
-    sum_points_kernel<fq2_device><<<blocks_for(capacity, sum_threads), sum_threads, 0, stream>>>(
-        static_cast<const xyzz_device<fq2_device>*>(in), in_offsets, out_offsets, groups, chunk,
-        static_cast<xyzz_device<fq2_device>*>(out), capacity);
+    launch_sum_points<fq2_device>(in, in_offsets, out_offsets, groups, chunk, out, capacity, stream);
   }
-  COPROVE_CUDA_CHECK_LAUNCH();
 }
 
 void msm_weight_segments(msm_group group, const void* sums, const std::uint32_t* offsets, unsigned windows,
@@ -556,11 +599,13 @@ void msm_weight_segments(msm_group group, const void* sums, const std::uint32_t*
   const std::size_t threads = windows * (buckets / segment);
   if (threads == 0) return;
   if (group == msm_group::g1) {
-    weight_kernel<fq_device><<<blocks_for(threads, sum_threads), sum_threads, 0, stream>>>(
+    weight_kernel<fq_device><<<blocks_for(threads, weight_threads), weight_threads,
+                               3 * weight_threads * sizeof(xyzz_device<fq_device>), stream>>>(
         static_cast<const xyzz_device<fq_device>*>(sums), offsets, windows, buckets, segment,
         static_cast<xyzz_device<fq_device>*>(out));
   } else {
-    weight_kernel<fq2_device><<<blocks_for(threads, sum_threads), sum_threads, 0, stream>>>(
+    weight_kernel<fq2_device><<<blocks_for(threads, weight_threads), weight_threads,
+                                3 * weight_threads * sizeof(xyzz_device<fq2_device>), stream>>>(
         static_cast<const xyzz_device<fq2_device>*>(sums), offsets, windows, buckets, segment,
         static_cast<xyzz_device<fq2_device>*>(out));
   }

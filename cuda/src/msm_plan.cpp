@@ -25,6 +25,10 @@ constexpr std::uint32_t span_chunk(std::size_t entries) {
 constexpr std::uint32_t sum_chunk = 16;
 /// Buckets per thread in the window weighting.
 constexpr std::size_t weight_segment = 32;
+/// Segment sums per thread at each level after the weighting: few, because these levels run a few
+/// thousand threads or fewer, so that their time is the chain of additions each thread does one
+/// after the other (4: 2^14 segments in seven levels of three additions; 16 took four of fifteen).
+constexpr std::uint32_t window_sum_chunk = 4;
 
 constexpr std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
@@ -132,9 +136,9 @@ msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits, unsi
   capacity = plan.windows * plan.segments;
   largest = plan.segments;
   while (largest > 1) {
-    capacity = std::min(capacity, ceil_div(capacity, sum_chunk) + plan.windows);
-    largest = ceil_div(largest, sum_chunk);
-    plan.window_level_chunk.push_back(sum_chunk);
+    capacity = std::min(capacity, ceil_div(capacity, window_sum_chunk) + plan.windows);
+    largest = ceil_div(largest, window_sum_chunk);
+    plan.window_level_chunk.push_back(window_sum_chunk);
     plan.window_level_capacity.push_back(capacity);
   }
 

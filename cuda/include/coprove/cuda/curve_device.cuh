@@ -225,6 +225,59 @@ __device__ __forceinline__ void add_mixed_shared(volatile xyzz_device<F>& acc, c
   store_shared(acc.y, f::mul_sub(r, f::sub(qq, x3), load_shared(acc.y), ppp));
 }
 
+/// acc = 2 acc (dbl-2008-s-1), acc in shared memory, read where the formula uses it.
+template <class F>
+__device__ __forceinline__ void double_xyzz_shared(volatile xyzz_device<F>& acc) {
+  using f = field_ops<F>;
+  if (f::is_zero(load_shared(acc.zz))) return;
+  const F u = f::dbl(load_shared(acc.y));
+  const F v = f::sqr(u);
+  const F w = f::mul(u, v);
+  const F s = f::mul(load_shared(acc.x), v);
+  const F xx = f::sqr(load_shared(acc.x));
+  const F m = f::add(f::dbl(xx), xx);
+  store_shared(acc.zz, f::mul(v, load_shared(acc.zz)));
+  const F x3 = f::sub(f::sqr(m), f::dbl(s));
+  const F y3 = f::sub(f::mul(m, f::sub(s, x3)), f::mul(w, load_shared(acc.y)));
+  store_shared(acc.zzz, f::mul(w, load_shared(acc.zzz)));
+  store_shared(acc.x, x3);
+  store_shared(acc.y, y3);
+}
+
+/// acc += q (add-2008-s as add_xyzz), both in shared memory: each coordinate is read where the
+/// formula uses it and acc's are written once final, so that neither point takes registers
+/// between its uses (G2's add_xyzz with both points in registers spills at 255 registers; in this
+/// form the window weighting's kernel needs none).
+template <class F>
+__device__ __forceinline__ void add_xyzz_shared(volatile xyzz_device<F>& acc, const volatile xyzz_device<F>& q) {
+  using f = field_ops<F>;
+  if (f::is_zero(load_shared(q.zz))) return;
+  if (f::is_zero(load_shared(acc.zz))) {
+    store_shared(acc, load_shared(q));
+    return;
+  }
+  const F u1 = f::mul(load_shared(acc.x), load_shared(q.zz));
+  const F pd = f::sub(f::mul(load_shared(q.x), load_shared(acc.zz)), u1);
+  const F s1 = f::mul(load_shared(acc.y), load_shared(q.zzz));
+  const F r = f::sub(f::mul(load_shared(q.y), load_shared(acc.zzz)), s1);
+  if (f::is_zero(pd)) {
+    if (f::is_zero(r)) {
+      double_xyzz_shared(acc);  // P = Q
+    } else {
+      store_shared(acc, xyzz_identity<F>());  // P = -Q
+    }
+    return;
+  }
+  const F pp = f::sqr(pd);
+  const F ppp = f::mul(pd, pp);
+  store_shared(acc.zz, f::mul(f::mul(load_shared(acc.zz), load_shared(q.zz)), pp));
+  store_shared(acc.zzz, f::mul(f::mul(load_shared(acc.zzz), load_shared(q.zzz)), ppp));
+  const F qq = f::mul(u1, pp);
+  const F x3 = f::sub(f::sub(f::sqr(r), ppp), f::dbl(qq));
+  store_shared(acc.x, x3);
+  store_shared(acc.y, f::mul_sub(r, f::sub(qq, x3), s1, ppp));
+}
+
 /// P + Q (add-2008-s).
 template <class F>
 __device__ __forceinline__ xyzz_device<F> add_xyzz(const xyzz_device<F>& p, const xyzz_device<F>& q) {

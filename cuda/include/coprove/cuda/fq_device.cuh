@@ -23,6 +23,22 @@
 
 #include <coprove/field/fq_constants.hpp>
 
+// How the products are compiled: inline where they are used (the default), or, to measure what the
+// kernels' code size costs them (G2's bucket step inlines about 28 Fq products, some 350 KB of
+// machine code), as functions the kernels call: nvcc -DCOPROVE_GPU_FQ2_CALLS for the Fq2 product
+// and square, -DCOPROVE_GPU_FQ_CALLS for the Fq product. The operands are passed by value, so that
+// a call passes them in registers.
+#if defined(COPROVE_GPU_FQ_CALLS)
+#define COPROVE_FQ_PRODUCT __device__ __noinline__ inline
+#else
+#define COPROVE_FQ_PRODUCT __device__ __forceinline__
+#endif
+#if defined(COPROVE_GPU_FQ2_CALLS)
+#define COPROVE_FQ2_PRODUCT __device__ __noinline__ inline
+#else
+#define COPROVE_FQ2_PRODUCT __device__ __forceinline__
+#endif
+
 #include <cstdint>
 
 namespace coprove::cuda {
@@ -296,7 +312,7 @@ __device__ __forceinline__ fq_device fq_neg(const fq_device& a) { return fq_sub(
 __device__ __forceinline__ fq_device fq_dbl(const fq_device& a) { return fq_add(a, a); }
 
 /// a * b * 2^-384 mod p (the Montgomery product), below 2p for operands below 2p.
-__device__ __forceinline__ fq_device fq_mul(const fq_device& a, const fq_device& b) {
+COPROVE_FQ_PRODUCT fq_device fq_mul(const fq_device a, const fq_device b) {
   using namespace fq_detail;
   std::uint32_t x[12];
   std::uint32_t y[12];
@@ -467,14 +483,14 @@ __device__ __forceinline__ fq2_device fq2_sub(const fq2_device& a, const fq2_dev
 __device__ __forceinline__ fq2_device fq2_neg(const fq2_device& a) { return {fq_neg(a.c0), fq_neg(a.c1)}; }
 __device__ __forceinline__ fq2_device fq2_dbl(const fq2_device& a) { return {fq_dbl(a.c0), fq_dbl(a.c1)}; }
 /// Karatsuba: three products of Fq.
-__device__ __forceinline__ fq2_device fq2_mul(const fq2_device& a, const fq2_device& b) {
+COPROVE_FQ2_PRODUCT fq2_device fq2_mul(const fq2_device a, const fq2_device b) {
   const fq_device v0 = fq_mul(a.c0, b.c0);
   const fq_device v1 = fq_mul(a.c1, b.c1);
   const fq_device s = fq_mul(fq_add(a.c0, a.c1), fq_add(b.c0, b.c1));
   return {fq_sub(v0, v1), fq_sub(fq_sub(s, v0), v1)};
 }
 /// (c0 + c1)(c0 - c1) + 2 c0 c1 u: two products.
-__device__ __forceinline__ fq2_device fq2_sqr(const fq2_device& a) {
+COPROVE_FQ2_PRODUCT fq2_device fq2_sqr(const fq2_device a) {
   return {fq_mul(fq_add(a.c0, a.c1), fq_sub(a.c0, a.c1)), fq_mul(fq_dbl(a.c0), a.c1)};
 }
 /// 1 / (c0 + c1 u) = (c0 - c1 u) / (c0^2 + c1^2) (0 for 0).

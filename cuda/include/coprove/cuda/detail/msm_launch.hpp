@@ -110,4 +110,9 @@ inline constexpr std::size_t fq_check_outputs = 16;
 void fq_ops_check(const void* a, const void* b, void* out, std::uint32_t* zero, std::size_t n, unsigned rounds,
                   cudaStream_t stream);
 
+/// For the tests, over XYZZ points p[i], q[i] of `group` (field::g1_xyzz's or g2_xyzz's layout,
+/// coordinates below 2p; fq_check_kernels.cu): out[4 i + k] is, reduced, for k = 0 p + q by add_xyzz,
+/// 1 the same by add_xyzz_shared, 2 2p by double_xyzz and 3 by double_xyzz_shared.
+void point_ops_check(msm_group group, const void* p, const void* q, void* out, std::size_t n, cudaStream_t stream);
+
 }  // namespace coprove::cuda::detail
