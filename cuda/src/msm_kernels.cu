@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace coprove::cuda::detail {
@@ -210,6 +211,12 @@ template <class F>
 inline constexpr bool accumulates_in_shared = false;
 template <>
 inline constexpr bool accumulates_in_shared<fq_device> = true;
+#if defined(COPROVE_GPU_G2_LEVEL0_SHARED)
+// G2's level 0 in spans with its accumulator in shared memory (a build for measuring it: 52 bytes
+// spilled a thread by ptxas 13.0 instead of 372 in registers).
+template <>
+inline constexpr bool accumulates_in_shared<fq2_device> = true;
+#endif
 
 /// Level 0: each thread adds its chunk of entries into an accumulator of its own.
 template <class F>
@@ -250,7 +257,6 @@ __global__ void __launch_bounds__(128) sum_entry_spans_kernel(const affine_devic
                                                               const std::uint32_t* out_offsets, std::size_t groups,
                                                               std::uint32_t chunk, xyzz_device<F>* out,
                                                               std::size_t threads) {
-  static_assert(!accumulates_in_shared<F>, "level 0 in spans keeps its accumulator in registers");
   const std::size_t t = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (t >= threads) return;
   const std::uint32_t total = in_offsets[groups];
@@ -261,12 +267,31 @@ __global__ void __launch_bounds__(128) sum_entry_spans_kernel(const affine_devic
   // The group holding entry `begin`: the last one starting at or before it (it has entries).
   std::uint32_t g = group_of(in_offsets, groups, begin);
   std::uint32_t group_end = in_offsets[g + 1];
-  xyzz_device<F> acc = xyzz_identity<F>();
+  // The accumulator: in registers, or in shared memory where accumulates_in_shared says so.
+  [[maybe_unused]] xyzz_device<F> acc_registers;
+  [[maybe_unused]] volatile xyzz_device<F>* acc_shared = nullptr;
+  if constexpr (accumulates_in_shared<F>) {
+    extern __shared__ unsigned char shared_bytes[];
+    acc_shared = reinterpret_cast<volatile xyzz_device<F>*>(shared_bytes) + threadIdx.x;
+    store_shared(*acc_shared, xyzz_identity<F>());
+  } else {
+    acc_registers = xyzz_identity<F>();
+  }
   for (std::uint32_t k = begin; k < end; ++k) {
-    acc = add_mixed(acc, load_base(bases, entries[k]));
+    if constexpr (accumulates_in_shared<F>) {
+      add_mixed_shared(*acc_shared, load_base(bases, entries[k]));
+    } else {
+      acc_registers = add_mixed(acc_registers, load_base(bases, entries[k]));
+    }
     if (k + 1 == group_end || k + 1 == end) {
-      out[out_offsets[g] + static_cast<std::uint32_t>(t) - in_offsets[g] / chunk] = acc;
-      acc = xyzz_identity<F>();
+      xyzz_device<F>& sum = out[out_offsets[g] + static_cast<std::uint32_t>(t) - in_offsets[g] / chunk];
+      if constexpr (accumulates_in_shared<F>) {
+        sum = load_shared(*acc_shared);
+        store_shared(*acc_shared, xyzz_identity<F>());
+      } else {
+        sum = acc_registers;
+        acc_registers = xyzz_identity<F>();
+      }
       if (k + 1 < end) {  // the next group that has entries, most often g + 1
         g = in_offsets[g + 2] > k + 1 ? g + 1 : group_of(in_offsets, groups, k + 1);
         group_end = in_offsets[g + 1];
@@ -521,24 +546,28 @@ void msm_span_counts(const std::uint32_t* offsets, std::size_t groups, std::uint
 
 namespace {
 
+/// Asks for half of the SM's unified memory as shared memory for `kernel` on the current device, the
+/// other half staying L1 for the entries and bases: a function attribute of the device, set once
+/// per device and kernel.
+void prefer_half_shared(const void* kernel) {
+  static std::mutex mutex;
+  static std::vector<std::pair<const void*, int>> prepared;  // the kernels and devices whose carveout is set
+  int device = 0;
+  COPROVE_CUDA_TRY(cudaGetDevice(&device));
+  const std::lock_guard lock(mutex);
+  if (std::find(prepared.begin(), prepared.end(), std::pair{kernel, device}) == prepared.end()) {
+    COPROVE_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 50));
+    prepared.emplace_back(kernel, device);
+  }
+}
+
 /// Launches level 0 for field F. A kernel whose accumulators are in shared memory (24 KiB a block for
-/// G1, three blocks an SM) asks for half of the SM's unified memory as shared memory, the other half
-/// staying L1 for the entries and bases: a function attribute of the device, set once per device.
+/// G1, three blocks an SM) prefers half of the SM's unified memory as shared memory.
 template <class F>
 void launch_sum_entries(const void* bases, const std::uint32_t* entries, const std::uint32_t* in_offsets,
                         const std::uint32_t* out_offsets, std::size_t groups, std::uint32_t chunk, void* out,
                         std::size_t capacity, cudaStream_t stream) {
-  if constexpr (accumulates_in_shared<F>) {
-    static std::mutex mutex;
-    static std::vector<int> prepared;  // the devices whose carveout is set
-    int device = 0;
-    COPROVE_CUDA_TRY(cudaGetDevice(&device));
-    const std::lock_guard lock(mutex);
-    if (std::find(prepared.begin(), prepared.end(), device) == prepared.end()) {
-      COPROVE_CUDA_TRY(cudaFuncSetAttribute(sum_entries_kernel<F>, cudaFuncAttributePreferredSharedMemoryCarveout, 50));
-      prepared.push_back(device);
-    }
-  }
+  if constexpr (accumulates_in_shared<F>) prefer_half_shared(reinterpret_cast<const void*>(sum_entries_kernel<F>));
   sum_entries_kernel<F><<<blocks_for(capacity, sum_threads), sum_threads, sum_entries_shared_bytes<F>(sum_threads),
                           stream>>>(static_cast<const affine_device<F>*>(bases), entries, in_offsets, out_offsets,
                                     groups, chunk, static_cast<xyzz_device<F>*>(out), capacity);
@@ -577,7 +606,10 @@ void msm_sum_entry_spans(msm_group group, const void* bases, const std::uint32_t
   if (group != msm_group::g2) throw std::logic_error("MSM: level 0 in spans is built for G2 only");
   if (max_entries == 0) return;
   const std::size_t threads = (max_entries + chunk - 1) / chunk;
-  sum_entry_spans_kernel<fq2_device><<<blocks_for(threads, sum_threads), sum_threads, 0, stream>>>(
+  if constexpr (accumulates_in_shared<fq2_device>)
+    prefer_half_shared(reinterpret_cast<const void*>(sum_entry_spans_kernel<fq2_device>));
+  sum_entry_spans_kernel<fq2_device><<<blocks_for(threads, sum_threads), sum_threads,
+                                       sum_entries_shared_bytes<fq2_device>(sum_threads), stream>>>(
       static_cast<const affine_device<fq2_device>*>(bases), entries, in_offsets, out_offsets, groups, chunk,
       static_cast<xyzz_device<fq2_device>*>(out), threads);
   COPROVE_CUDA_CHECK_LAUNCH();
