@@ -309,9 +309,7 @@ std::size_t ntt_plan_scratch_bytes(unsigned log_n) {
 std::size_t ntt_plan_device_bytes(unsigned log_n) { return ntt_plan_table_bytes(log_n) + ntt_plan_scratch_bytes(log_n); }
 
 ntt_plan::ntt_plan(unsigned log_n, int device, field::domain_roots roots) : state_(std::make_unique<detail::ntt_plan_state>()) {
-  if (log_n < min_log_size || log_n > max_log_size)
-    throw std::invalid_argument("ntt_plan: log_n = " + std::to_string(log_n) + " is outside [" +
-                                std::to_string(min_log_size) + ", " + std::to_string(max_log_size) + "]");
+  const detail::ntt_schedule schedule = checked_schedule(log_n, "ntt_plan");
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
   (void)cudaGetLastError();
@@ -322,7 +320,7 @@ ntt_plan::ntt_plan(unsigned log_n, int device, field::domain_roots roots) : stat
   st.log_n = log_n;
   st.device = device;
   st.roots = roots;
-  st.schedule = detail::ntt_schedule::make(log_n);
+  st.schedule = schedule;
   st.split = (log_n + 1) / 2;
 
   const std::size_t n = std::size_t{1} << log_n;
