@@ -36,10 +36,6 @@ __global__ void fq_ops_kernel(const fq_device* a, const fq_device* b, fq_device*
     const fq_device difference_of_products = fq_mul_sub(x, y, a[i + 1], b[i + 1]);
     o[14] = difference_of_products;
     o[15] = fq_reduce(difference_of_products);
-    fq_device first, second;  // a[i] b[i] and a[i + 1] b[i + 1] side by side
-    fq_mul_pair(x, y, a[i + 1], b[i + 1], first, second);
-    o[16] = fq_reduce(first);
-    o[17] = fq_reduce(second);
   }
   if (i % 2 == 0 && i + 1 < n) {  // (a[i], a[i + 1]) and (b[i], b[i + 1]) as elements of Fq2
     const fq2_device u{x, a[i + 1]}, v{y, b[i + 1]};

@@ -462,8 +462,7 @@ TEST_CASE("Fq on the GPU takes and keeps values below 2p and equals the CPU's on
     if (i + 1 < n) {
       const field::fq next_x = *fq_raw::element(a[i + 1]), next_y = *fq_raw::element(b[i + 1]);
       const field::fq want = x * y - next_x * next_y;
-      ok2 = fq_raw::element(o[14]) == want && o[15] == want.limbs && o[16] == (x * y).limbs &&
-            o[17] == (next_x * next_y).limbs;
+      ok2 = fq_raw::element(o[14]) == want && o[15] == want.limbs;
     }
     if (i % 2 == 0 && i + 1 < n) {
       const field::fq2 u{x, *fq_raw::element(a[i + 1])}, v{y, *fq_raw::element(b[i + 1])};
