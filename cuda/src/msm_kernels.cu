@@ -203,20 +203,16 @@ __device__ __forceinline__ affine_device<F> load_base(const affine_device<F>* ba
   return p;
 }
 
-/// Where level 0 keeps each thread's accumulator, as measured on an H200 (bench/RESULTS.md, the
-/// GPU's Fq below 2p, and the squares and Fq2 products that lost): G1's in shared memory
-/// (add_mixed_shared; 134 registers instead of 168, 3 % faster than in registers), G2's in registers
-/// (its kernel at 255 registers either way, 2 % faster there).
+/// Where level 0 keeps each thread's accumulator, as measured on an H200 (bench/RESULTS.md): G1's in
+/// shared memory (add_mixed_shared; 134 registers instead of 168, 3 % faster than in registers), and
+/// G2's too since its Fq2 products are called functions (level 0 in spans 3.4 % faster there than
+/// in registers, which spilled).
 template <class F>
 inline constexpr bool accumulates_in_shared = false;
 template <>
 inline constexpr bool accumulates_in_shared<fq_device> = true;
-#if defined(COPROVE_GPU_G2_LEVEL0_SHARED)
-// G2's level 0 in spans with its accumulator in shared memory (a build for measuring it: 52 bytes
-// spilled a thread by ptxas 13.0 instead of 372 in registers).
 template <>
 inline constexpr bool accumulates_in_shared<fq2_device> = true;
-#endif
 
 /// Level 0: each thread adds its chunk of entries into an accumulator of its own.
 template <class F>
@@ -307,8 +303,9 @@ constexpr std::size_t sum_entries_shared_bytes(unsigned threads) {
 }
 
 /// Where the later levels keep each thread's accumulator: G2's in shared memory with the summand
-/// beside it (add_xyzz_shared; in registers G2's add_xyzz spills at 255 registers), G1's in
-/// registers (224, none spilled).
+/// beside it (add_xyzz_shared; in registers G2's add_xyzz spilled at 255 registers), G1's in
+/// registers (224, none spilled). Measured with G2's products inline only: 1 % slower in G2's
+/// buckets than in registers; with the products called, the register form was not measured.
 template <class F>
 inline constexpr bool sums_in_shared = false;
 template <>

@@ -37,11 +37,6 @@ struct field_ops<fq_device> {
     return fq_mul_sub(a, b, c, d);
   }
   static __device__ __forceinline__ fq_device sqr(const fq_device& a) { return fq_sqr(a); }
-  /// a b and c d, their chains interleaved.
-  static __device__ __forceinline__ void mul_pair(const fq_device& a, const fq_device& b, const fq_device& c,
-                                                  const fq_device& d, fq_device& ab, fq_device& cd) {
-    fq_mul_pair(a, b, c, d, ab, cd);
-  }
   static __device__ __forceinline__ fq_device inv(const fq_device& a) { return fq_inv(a); }
   static __device__ __forceinline__ fq_device reduce(const fq_device& a) { return fq_reduce(a); }
 };
@@ -61,12 +56,6 @@ struct field_ops<fq2_device> {
     return fq2_sub(fq2_mul(a, b), fq2_mul(c, d));
   }
   static __device__ __forceinline__ fq2_device sqr(const fq2_device& a) { return fq2_sqr(a); }
-  /// a b and c d (each product already three independent ones).
-  static __device__ __forceinline__ void mul_pair(const fq2_device& a, const fq2_device& b, const fq2_device& c,
-                                                  const fq2_device& d, fq2_device& ab, fq2_device& cd) {
-    ab = fq2_mul(a, b);
-    cd = fq2_mul(c, d);
-  }
   static __device__ __forceinline__ fq2_device inv(const fq2_device& a) { return fq2_inv(a); }
   static __device__ __forceinline__ fq2_device reduce(const fq2_device& a) { return fq2_reduce(a); }
 };
@@ -220,29 +209,6 @@ __device__ __forceinline__ void add_mixed_shared(volatile xyzz_device<F>& acc, c
     store_shared(acc, xyzz_device<F>{q.x, q.y, f::one(), f::one()});
     return;
   }
-#if defined(COPROVE_GPU_PAIRED_PRODUCTS)
-  // The eight products in four pairs of independent ones (U2 and S2; PP and R^2; PPP and Q; ZZ3 and
-  // ZZZ3), each pair's chains interleaved: five products deep instead of ten.
-  F u2, s2;
-  f::mul_pair(q.x, load_shared(acc.zz), q.y, load_shared(acc.zzz), u2, s2);
-  const F pd = f::sub(u2, load_shared(acc.x));
-  const F r = f::sub(s2, load_shared(acc.y));
-  if (f::is_zero(pd)) {
-    store_shared(acc, f::is_zero(r) ? double_affine(q) : xyzz_identity<F>());  // P = Q, P = -Q
-    return;
-  }
-  F pp, rr;
-  f::mul_pair(pd, pd, r, r, pp, rr);
-  F ppp, qq;
-  f::mul_pair(pd, pp, load_shared(acc.x), pp, ppp, qq);
-  F zz3, zzz3;
-  f::mul_pair(load_shared(acc.zz), pp, load_shared(acc.zzz), ppp, zz3, zzz3);
-  store_shared(acc.zz, zz3);
-  store_shared(acc.zzz, zzz3);
-  const F x3 = f::sub(f::sub(rr, ppp), f::dbl(qq));
-  store_shared(acc.x, x3);
-  store_shared(acc.y, f::mul_sub(r, f::sub(qq, x3), load_shared(acc.y), ppp));
-#else
   const F pd = f::sub(f::mul(q.x, load_shared(acc.zz)), load_shared(acc.x));
   const F r = f::sub(f::mul(q.y, load_shared(acc.zzz)), load_shared(acc.y));
   if (f::is_zero(pd)) {
@@ -257,7 +223,6 @@ __device__ __forceinline__ void add_mixed_shared(volatile xyzz_device<F>& acc, c
   const F x3 = f::sub(f::sub(f::sqr(r), ppp), f::dbl(qq));
   store_shared(acc.x, x3);
   store_shared(acc.y, f::mul_sub(r, f::sub(qq, x3), load_shared(acc.y), ppp));
-#endif
 }
 
 /// acc = 2 acc (dbl-2008-s-1), acc in shared memory, read where the formula uses it.

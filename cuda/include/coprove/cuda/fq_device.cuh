@@ -23,23 +23,25 @@
 
 #include <coprove/field/fq_constants.hpp>
 
-// How the products are compiled: inline where they are used (the default), or, to measure what the
-// kernels' code size costs them (G2's bucket step inlines about 28 Fq products, some 350 KB of
-// machine code), as functions the kernels call: nvcc -DCOPROVE_GPU_FQ2_CALLS for the Fq2 product
-// and square, -DCOPROVE_GPU_FQ_CALLS for the Fq product. The operands are passed by value, so that
-// a call passes them in registers.
+#include <cstdint>
+
+// How the products are compiled. The Fq2 product and square are functions the kernels call
+// (measured on an H200, bench/RESULTS.md: G2's MSM 5 % faster than with them inline, where G2's
+// bucket step inlined about 28 Fq products, some 330 KB of machine code, and its later levels
+// spilled); -DCOPROVE_GPU_FQ2_INLINE builds them inline, for measuring. The Fq product stays inline
+// (as a call it saves and restores half its registers each time: ptxas 13.0 spills 448 bytes in
+// it). -DCOPROVE_GPU_FQ_CALLS builds it as a function too. The operands are passed by value, so
+// that a call passes them in registers.
 #if defined(COPROVE_GPU_FQ_CALLS)
 #define COPROVE_FQ_PRODUCT __device__ __noinline__ inline
 #else
 #define COPROVE_FQ_PRODUCT __device__ __forceinline__
 #endif
-#if defined(COPROVE_GPU_FQ2_CALLS)
-#define COPROVE_FQ2_PRODUCT __device__ __noinline__ inline
-#else
+#if defined(COPROVE_GPU_FQ2_INLINE)
 #define COPROVE_FQ2_PRODUCT __device__ __forceinline__
+#else
+#define COPROVE_FQ2_PRODUCT __device__ __noinline__ inline
 #endif
-
-#include <cstdint>
 
 namespace coprove::cuda {
 
@@ -125,8 +127,8 @@ __device__ __forceinline__ void split_limbs(const std::uint32_t (&x)[12], std::u
 /// One round of the product with limb b_i (see fr_detail::mul_round: e is the even accumulator, o
 /// the odd one a limb up; later rounds enter with the roles swapped, o being the previous even
 /// accumulator whose limb 0 the reduction cleared).
-__device__ __forceinline__ void product_round(std::uint32_t (&e)[12], std::uint32_t (&o)[12],
-                                              const std::uint32_t (&a)[12], std::uint32_t bi, bool first) {
+__device__ __forceinline__ void mul_round(std::uint32_t (&e)[12], std::uint32_t (&o)[12], const std::uint32_t (&a)[12],
+                                          std::uint32_t bi, bool first) {
   if (first) {
 #pragma unroll
     for (int j = 0; j < 12; j += 2) {
@@ -155,10 +157,6 @@ __device__ __forceinline__ void product_round(std::uint32_t (&e)[12], std::uint3
     const std::uint32_t a_even[6] = {a[0], a[2], a[4], a[6], a[8], a[10]};
     chain_row(e, o[11], a_even, bi);
   }
-}
-
-/// The reduction of a round (mul_round's second half): clears limb 0 of e with m p.
-__device__ __forceinline__ void reduce_round(std::uint32_t (&e)[12], std::uint32_t (&o)[12]) {
   const std::uint32_t m = e[0] * p_inv;
   asm("mad.lo.cc.u32 %0, %12, %18, %0;\n\t"
       "madc.hi.cc.u32 %1, %12, %18, %1;\n\t"
@@ -177,13 +175,6 @@ __device__ __forceinline__ void reduce_round(std::uint32_t (&e)[12], std::uint32
   const std::uint32_t p_even[6] = {modulus_limbs[0], modulus_limbs[2], modulus_limbs[4],
                                     modulus_limbs[6], modulus_limbs[8], modulus_limbs[10]};
   chain_row(e, o[11], p_even, m);
-}
-
-/// One round of the product with limb b_i: its products, then its reduction.
-__device__ __forceinline__ void mul_round(std::uint32_t (&e)[12], std::uint32_t (&o)[12], const std::uint32_t (&a)[12],
-                                          std::uint32_t bi, bool first) {
-  product_round(e, o, a, bi, first);
-  reduce_round(e, o);
 }
 
 /// d = x - y over 384 bits; returns 0xffffffff when that borrowed (x < y), else 0.
@@ -322,9 +313,17 @@ __device__ __forceinline__ fq_device fq_neg(const fq_device& a) { return fq_sub(
 /// 2a mod p, below 2p.
 __device__ __forceinline__ fq_device fq_dbl(const fq_device& a) { return fq_add(a, a); }
 
-namespace fq_detail {
-/// After a product's last round T = Y + 2^32 X with Y_0 = 0, so T / 2^32 = X + (Y >> 32) < 2p.
-__device__ __forceinline__ fq_device finish_product(const std::uint32_t (&x)[12], const std::uint32_t (&y)[12]) {
+/// a * b * 2^-384 mod p (the Montgomery product), below 2p for operands below 2p.
+COPROVE_FQ_PRODUCT fq_device fq_mul(const fq_device a, const fq_device b) {
+  using namespace fq_detail;
+  std::uint32_t x[12];
+  std::uint32_t y[12];
+#pragma unroll
+  for (int i = 0; i < 12; i += 2) {
+    mul_round(x, y, a.limb, b.limb[i], i == 0);
+    mul_round(y, x, a.limb, b.limb[i + 1], false);
+  }
+  // After the last round T = Y + 2^32 X with Y_0 = 0, so T / 2^32 = X + (Y >> 32) < 2p.
   fq_device t;
   asm("add.cc.u32 %0, %12, %24;\n\t"
       "addc.cc.u32 %1, %13, %25;\n\t"
@@ -341,41 +340,6 @@ __device__ __forceinline__ fq_device finish_product(const std::uint32_t (&x)[12]
       : "=r"(t.limb[0]), "=r"(t.limb[1]), "=r"(t.limb[2]), "=r"(t.limb[3]), "=r"(t.limb[4]), "=r"(t.limb[5]), "=r"(t.limb[6]), "=r"(t.limb[7]), "=r"(t.limb[8]), "=r"(t.limb[9]), "=r"(t.limb[10]), "=r"(t.limb[11])
       : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(x[4]), "r"(x[5]), "r"(x[6]), "r"(x[7]), "r"(x[8]), "r"(x[9]), "r"(x[10]), "r"(x[11]), "r"(y[1]), "r"(y[2]), "r"(y[3]), "r"(y[4]), "r"(y[5]), "r"(y[6]), "r"(y[7]), "r"(y[8]), "r"(y[9]), "r"(y[10]), "r"(y[11]));
   return t;
-}
-}  // namespace fq_detail
-
-/// a * b * 2^-384 mod p (the Montgomery product), below 2p for operands below 2p.
-COPROVE_FQ_PRODUCT fq_device fq_mul(const fq_device a, const fq_device b) {
-  using namespace fq_detail;
-  std::uint32_t x[12];
-  std::uint32_t y[12];
-#pragma unroll
-  for (int i = 0; i < 12; i += 2) {
-    mul_round(x, y, a.limb, b.limb[i], i == 0);
-    mul_round(y, x, a.limb, b.limb[i + 1], false);
-  }
-  return finish_product(x, y);
-}
-
-/// Two products side by side, a b and c d: their rounds interleaved chain by chain, so that the two
-/// dependent chains are independent of each other and the scheduler has two to issue from.
-__device__ __forceinline__ void fq_mul_pair(const fq_device& a, const fq_device& b, const fq_device& c,
-                                            const fq_device& d, fq_device& ab, fq_device& cd) {
-  using namespace fq_detail;
-  std::uint32_t x1[12], y1[12], x2[12], y2[12];
-#pragma unroll
-  for (int i = 0; i < 12; i += 2) {
-    product_round(x1, y1, a.limb, b.limb[i], i == 0);
-    product_round(x2, y2, c.limb, d.limb[i], i == 0);
-    reduce_round(x1, y1);
-    reduce_round(x2, y2);
-    product_round(y1, x1, a.limb, b.limb[i + 1], false);
-    product_round(y2, x2, c.limb, d.limb[i + 1], false);
-    reduce_round(y1, x1);
-    reduce_round(y2, x2);
-  }
-  ab = finish_product(x1, y1);
-  cd = finish_product(x2, y2);
 }
 
 __device__ __forceinline__ fq_device fq_sqr(const fq_device& a) { return fq_mul(a, a); }
