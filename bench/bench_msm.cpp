@@ -18,10 +18,12 @@
 // the size (uploaded once per size), so the result is checked against groth16::msm over the 2^16
 // points with the scalars of each point's copies summed: every configuration's warm-up result must
 // match (status 2 otherwise). --windows LIST adds, for uniform resident scalars at 2^20 and up, a row per
-// window width. The phases of each run are timed too (events between them): placing the entries
+// window width; --chunks LIST, over each --precompute's copies, a row per level-0 chunk (entries a
+// thread adds). The phases of each run are timed too (events between them): placing the entries
 // into groups, the bucket sums, the windows. The peer column holds sppark's time on the same H200 for uniform resident scalars
 // (../shared/reference/peers-measured.md). JSON rows: {"group", "log_size", "scalars", "mode",
-// "window_bits", "ms", "place_ms", "buckets_ms", "windows_ms", "points_per_s", "peer_ms", "gpu"}.
+// "window_bits", "ms", "place_ms", "buckets_ms", "windows_ms", "points_per_s", "peer_ms", "gpu", "copies",
+// "copies_ms", "level0_chunk"}.
 #include <coprove/groth16/msm.hpp>
 
 #include <coprove/field/fr.hpp>
@@ -299,12 +301,13 @@ struct gpu_row {
   double place_ms, buckets_ms, windows_ms;  ///< the phases of the median run
   unsigned copies = 1;                      ///< copies of the bases (precomputed; 1: none)
   double copy_ms = 0;                       ///< the time the copies took to make (once per size)
+  std::uint32_t level0_chunk = 0;           ///< entries a thread of level 0 adds (the plan's or --chunks)
 };
 
 template <class Curve, class Xyzz>
 void bench_gpu_group(const char* name, const std::vector<unsigned>& logs, int reps,
                      const std::vector<unsigned>& extra_windows, const std::vector<precompute_spec>& precomputed,
-                     std::vector<gpu_row>& rows) {
+                     const std::vector<unsigned>& level0_chunks, std::vector<gpu_row>& rows) {
   using affine = field::detail::affine_point<Curve>;
   constexpr std::size_t distinct = std::size_t{1} << 16;
   const auto base_set = make_bases<Curve>(distinct, name[1] == '1' ? 11 : 12);
@@ -353,9 +356,10 @@ void bench_gpu_group(const char* name, const std::vector<unsigned>& logs, int re
                  "cudaMemcpy");
     }
     // One configuration: the run checked once against groth16::msm, then timed.
-    const auto measure = [&](const input& in, const std::string& mode, unsigned window, double copy_ms) {
+    const auto measure = [&](const input& in, const std::string& mode, unsigned window, double copy_ms,
+                             std::uint32_t level0_chunk = 0) {
       const field::fr* scalars = mode == "streamed" ? in.host.data : in.device;
-      const coprove::cuda::msm_gpu_options options{window, &phases};
+      const coprove::cuda::msm_gpu_options options{window, level0_chunk, &phases};
       // The whole run, and its phases: placing the entries, the bucket sums, the windows.
       const auto run = [&] {
         std::memset(static_cast<void*>(result.data), 0xa5, sizeof(Xyzz));
@@ -375,17 +379,16 @@ void bench_gpu_group(const char* name, const std::vector<unsigned>& logs, int re
       for (int r = 0; r < reps; ++r) times.push_back(run());
       std::sort(times.begin(), times.end());
       const auto& median = times[times.size() / 2];
-      const unsigned bits = coprove::cuda::plan_msm(name[1] == '1' ? coprove::cuda::msm_group::g1
-                                                                    : coprove::cuda::msm_group::g2,
-                                                    n, bases->copies() > 1 ? bases->window_bits() : window,
-                                                    bases->copies())
-                                .window_bits;
-      rows.push_back({name, log, in.kind, mode, bits, median[0], median[1], median[2], median[3], bases->copies(),
-                      copy_ms});
+      const auto plan = coprove::cuda::plan_msm(
+          name[1] == '1' ? coprove::cuda::msm_group::g1 : coprove::cuda::msm_group::g2, n,
+          bases->copies() > 1 ? bases->window_bits() : window, bases->copies(), level0_chunk);
+      rows.push_back({name, log, in.kind, mode, plan.window_bits, median[0], median[1], median[2], median[3],
+                      bases->copies(), copy_ms, plan.level_chunk.front()});
       std::fprintf(stderr,
-                   "bench_msm --gpu: %s 2^%u %s %s window %u copies %u: %.2f ms (place %.2f, buckets %.2f, "
-                   "windows %.2f)\n",
-                   name, log, in.kind, mode.c_str(), bits, bases->copies(), median[0], median[1], median[2], median[3]);
+                   "bench_msm --gpu: %s 2^%u %s %s window %u copies %u level-0 chunk %u: %.2f ms (place %.2f, "
+                   "buckets %.2f, windows %.2f)\n",
+                   name, log, in.kind, mode.c_str(), plan.window_bits, bases->copies(), plan.level_chunk.front(),
+                   median[0], median[1], median[2], median[3]);
     };
     for (const input& in : inputs) {
       measure(in, "resident", 0, 0);
@@ -406,6 +409,7 @@ void bench_gpu_group(const char* name, const std::vector<unsigned>& logs, int re
       const double copy_ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
       for (const input& in : inputs) measure(in, "resident", 0, copy_ms);
+      for (const unsigned chunk : level0_chunks) measure(inputs.front(), "resident", 0, copy_ms, chunk);
     }
     for (input& in : inputs) cuda_check(cudaFree(in.device), "cudaFree");
   }
@@ -413,9 +417,11 @@ void bench_gpu_group(const char* name, const std::vector<unsigned>& logs, int re
   cudaStreamDestroy(stream);
 }
 
+static_assert(coprove::cuda::msm_max_level0_chunk == 1024, "bench_msm --chunks takes 1..1024");
+
 int bench_gpu(const std::vector<unsigned>& g1_logs, const std::vector<unsigned>& g2_logs, int reps,
               const std::vector<unsigned>& extra_windows, const std::vector<precompute_spec>& precomputed,
-              const std::string& json_path) {
+              const std::vector<unsigned>& level0_chunks, const std::string& json_path) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::cerr << "bench_msm --gpu: no CUDA device\n";
@@ -424,27 +430,30 @@ int bench_gpu(const std::vector<unsigned>& g1_logs, const std::vector<unsigned>&
   cudaDeviceProp props{};
   cuda_check(cudaGetDeviceProperties(&props, 0), "cudaGetDeviceProperties");
   std::vector<gpu_row> rows;
-  bench_gpu_group<field::g1_curve, field::g1_xyzz>("g1", g1_logs, reps, extra_windows, precomputed, rows);
-  bench_gpu_group<field::g2_curve, field::g2_xyzz>("g2", g2_logs, reps, extra_windows, precomputed, rows);
+  bench_gpu_group<field::g1_curve, field::g1_xyzz>("g1", g1_logs, reps, extra_windows, precomputed, level0_chunks,
+                                                   rows);
+  bench_gpu_group<field::g2_curve, field::g2_xyzz>("g2", g2_logs, reps, extra_windows, precomputed, level0_chunks,
+                                                   rows);
   std::printf("bench_msm --gpu: cuda::msm_async on %s, median of %d (CUDA events), bases 2^16 distinct points "
               "tiled; peer: sppark on the reference H200, uniform resident scalars\n",
               props.name, reps);
-  std::printf("%-5s %6s %10s %9s %7s %6s %10s %8s %8s %8s %14s %10s %10s %10s\n", "group", "log2 n", "scalars",
-              "mode", "window", "copies", "ms", "place", "buckets", "windows", "points/s", "sppark ms", "ours/peer",
-              "copies ms");
+  std::printf("%-5s %6s %10s %9s %7s %6s %6s %10s %8s %8s %8s %14s %10s %10s %10s\n", "group", "log2 n", "scalars",
+              "mode", "window", "copies", "chunk", "ms", "place", "buckets", "windows", "points/s", "sppark ms",
+              "ours/peer", "copies ms");
   boost::json::array json;
   for (const auto& r : rows) {
     const double rate = static_cast<double>(std::size_t{1} << r.log_size) / (r.ms / 1e3);
     const auto peer = r.scalars == "uniform" && r.mode == "resident" ? sppark_ms(r.group, r.log_size) : std::nullopt;
-    std::printf("%-5s %6u %10s %9s %7u %6u %10.2f %8.2f %8.2f %8.2f %14.0f %10s %10s %10s\n", r.group.c_str(),
-                r.log_size, r.scalars.c_str(), r.mode.c_str(), r.window_bits, r.copies, r.ms, r.place_ms, r.buckets_ms,
+    std::printf("%-5s %6u %10s %9s %7u %6u %6u %10.2f %8.2f %8.2f %8.2f %14.0f %10s %10s %10s\n", r.group.c_str(),
+                r.log_size, r.scalars.c_str(), r.mode.c_str(), r.window_bits, r.copies, r.level0_chunk, r.ms,
+                r.place_ms, r.buckets_ms,
                 r.windows_ms, rate, peer ? fixed(*peer, 2).c_str() : "-", peer ? fixed(r.ms / *peer, 2).c_str() : "-",
                 r.copies > 1 ? fixed(r.copy_ms, 0).c_str() : "-");
     boost::json::object o{{"group", r.group},   {"log_size", r.log_size},       {"scalars", r.scalars},
                           {"mode", r.mode},     {"window_bits", r.window_bits}, {"ms", r.ms},
                           {"points_per_s", rate}, {"gpu", props.name}, {"place_ms", r.place_ms},
                           {"buckets_ms", r.buckets_ms}, {"windows_ms", r.windows_ms},
-                          {"copies", r.copies}, {"copies_ms", r.copy_ms}};
+                          {"copies", r.copies}, {"copies_ms", r.copy_ms}, {"level0_chunk", r.level0_chunk}};
     o["peer_ms"] = peer ? boost::json::value(*peer) : boost::json::value(nullptr);
     json.push_back(std::move(o));
   }
@@ -454,13 +463,15 @@ int bench_gpu(const std::vector<unsigned>& g1_logs, const std::vector<unsigned>&
 #endif
 
 void usage() {
-  std::cerr << "usage: bench_msm [--gpu [--windows BITS,...]] [--g1 LOGS] [--g2 LOGS] [--all] [--reps N] [--window BITS]\n"
+  std::cerr << "usage: bench_msm [--gpu [--windows BITS,...] [--chunks N,...]] [--g1 LOGS] [--g2 LOGS] [--all] [--reps N] [--window BITS]\n"
                "                 [--json PATH]\n"
                "  LOGS: comma-separated log2 sizes (default --g1 10,12,14 --g2 10,12; with --gpu 16,...,26 and 16,...,24);\n"
                "  --all: 10,12,14,16,18,20 for both groups\n"
                "  --window: a fixed window width on the CPU (default: msm's choice for each size)\n"
                "  --gpu: the GPU MSM (cuda::msm_async); --windows: extra window widths to time there;\n"
-               "  --precompute F:C,...: also over bases with F shifted copies (0: one a window) for C-bit windows\n";
+               "  --precompute F:C,...: also over bases with F shifted copies (0: one a window) for C-bit windows\n"
+               "  --chunks N,...: also, over each --precompute's copies, uniform scalars with N entries a thread at\n"
+               "                  level 0 (the plan's choice is the row without)\n";
 }
 
 }  // namespace
@@ -475,6 +486,7 @@ int main(int argc, char** argv) {
   bool sizes_given = false;
   std::vector<unsigned> extra_windows;
   std::vector<precompute_spec> precomputed;
+  std::vector<unsigned> level0_chunks;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
@@ -489,6 +501,8 @@ int main(int argc, char** argv) {
         gpu = true;
       } else if (arg == "--windows") {
         extra_windows = coprove::bench::parse_log_sizes(next(), 1, 24, "bench_msm");
+      } else if (arg == "--chunks") {
+        level0_chunks = coprove::bench::parse_numbers(next(), 1, 1024, "bench_msm", "level-0 chunk");
       } else if (arg == "--precompute") {
         std::string list = next();
         for (std::size_t at = 0; at < list.size();) {
@@ -523,7 +537,7 @@ int main(int argc, char** argv) {
       g1_logs = {16, 18, 20, 22, 24, 26};
       g2_logs = {16, 18, 20, 22, 24};
     }
-    return bench_gpu(g1_logs, g2_logs, reps, extra_windows, precomputed, json_path);
+    return bench_gpu(g1_logs, g2_logs, reps, extra_windows, precomputed, level0_chunks, json_path);
 #else
     std::cerr << "bench_msm: --gpu needs a build with CUDA\n";
     return 1;

@@ -53,21 +53,27 @@ inline std::string option_value(int argc, char** argv, int& i, void (*usage)()) 
   return argv[++i];
 }
 
-/// The comma-separated log2 sizes of `text`, each in [lo, hi]; throws std::invalid_argument naming
-/// `program` otherwise.
-inline std::vector<unsigned> parse_log_sizes(const std::string& text, unsigned lo, unsigned hi,
-                                             const std::string& program) {
+/// The comma-separated numbers of `text`, each in [lo, hi]; throws std::invalid_argument naming
+/// `program` and `what` (what a number is) otherwise.
+inline std::vector<unsigned> parse_numbers(const std::string& text, unsigned lo, unsigned hi, const std::string& program,
+                                           const std::string& what) {
   std::vector<unsigned> out;
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
     const unsigned v = static_cast<unsigned>(std::stoul(item));
     if (v < lo || v > hi)
-      throw std::invalid_argument(program + ": log size " + item + " outside " + std::to_string(lo) + ".." +
+      throw std::invalid_argument(program + ": " + what + " " + item + " outside " + std::to_string(lo) + ".." +
                                   std::to_string(hi));
     out.push_back(v);
   }
   return out;
+}
+
+/// The comma-separated log2 sizes of `text`, each in [lo, hi].
+inline std::vector<unsigned> parse_log_sizes(const std::string& text, unsigned lo, unsigned hi,
+                                             const std::string& program) {
+  return parse_numbers(text, lo, hi, program, "log size");
 }
 
 /// Writes `value` as one line of JSON to path; false (with a message naming `program`) when it

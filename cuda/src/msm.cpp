@@ -184,8 +184,10 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
   if (bases.copies() > 1 && options.window_bits != 0 && options.window_bits != bases.window_bits())
     throw std::invalid_argument("MSM: window of " + std::to_string(options.window_bits) +
                                 " bits over bases copied for " + std::to_string(bases.window_bits()));
+  if (placed != nullptr && options.level0_chunk != 0)
+    throw std::invalid_argument("MSM: a level-0 chunk of its own for a run over entries placed for another");
   const msm_plan plan = plan_msm(group, count, bases.copies() > 1 ? bases.window_bits() : options.window_bits,
-                                 bases.copies());
+                                 bases.copies(), options.level0_chunk);
   scoped_device scope(bases.device());
   if constexpr (to_windows) {
     if (windows == nullptr) throw std::invalid_argument("MSM: null window sums");

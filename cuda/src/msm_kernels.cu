@@ -203,40 +203,28 @@ __device__ __forceinline__ affine_device<F> load_base(const affine_device<F>* ba
   return p;
 }
 
-/// Where level 0 keeps each thread's accumulator, as measured on an H200 (bench/RESULTS.md): G1's in
-/// shared memory (add_mixed_shared; 134 registers instead of 168, 3 % faster than in registers), and
-/// G2's too since its Fq2 products are called functions (level 0 in spans 3.4 % faster there than
-/// in registers, which spilled).
-template <class F>
-inline constexpr bool accumulates_in_shared = false;
-template <>
-inline constexpr bool accumulates_in_shared<fq_device> = true;
-template <>
-inline constexpr bool accumulates_in_shared<fq2_device> = true;
+// Level 0 keeps each thread's accumulator in shared memory, in both groups, as measured on an H200
+// (bench/RESULTS.md): G1's with add_mixed_shared at 134 registers instead of 168 (3 % faster than in
+// registers), G2's since its Fq2 products are called functions (level 0 in spans 3.4 % faster than in
+// registers, which spilled).
 
-/// Level 0: each thread adds its chunk of entries into an accumulator of its own.
-template <class F>
-__global__ void __launch_bounds__(128) sum_entries_kernel(const affine_device<F>* bases, const std::uint32_t* entries,
+/// Level 0 of G1: each thread adds its chunk of entries into an accumulator of its own.
+__global__ void __launch_bounds__(128) sum_entries_kernel(const affine_device<fq_device>* bases,
+                                                          const std::uint32_t* entries,
                                                           const std::uint32_t* in_offsets,
                                                           const std::uint32_t* out_offsets, std::size_t groups,
-                                                          std::uint32_t chunk, xyzz_device<F>* out,
+                                                          std::uint32_t chunk, xyzz_device<fq_device>* out,
                                                           std::size_t capacity) {
   std::uint32_t i, begin, end;
   if (!chunk_of(in_offsets, out_offsets, groups, chunk, capacity, i, begin, end)) return;
-  if constexpr (accumulates_in_shared<F>) {
-    extern __shared__ unsigned char shared_bytes[];
-    volatile xyzz_device<F>& acc = reinterpret_cast<volatile xyzz_device<F>*>(shared_bytes)[threadIdx.x];
-    store_shared(acc, xyzz_identity<F>());
-    for (std::uint32_t k = begin; k < end; ++k) add_mixed_shared(acc, load_base(bases, entries[k]));
-    out[i] = load_shared(acc);
-  } else {
-    xyzz_device<F> acc = xyzz_identity<F>();
-    for (std::uint32_t k = begin; k < end; ++k) acc = add_mixed(acc, load_base(bases, entries[k]));
-    out[i] = acc;
-  }
+  extern __shared__ unsigned char shared_bytes[];
+  volatile xyzz_device<fq_device>& acc = reinterpret_cast<volatile xyzz_device<fq_device>*>(shared_bytes)[threadIdx.x];
+  store_shared(acc, xyzz_identity<fq_device>());
+  for (std::uint32_t k = begin; k < end; ++k) add_mixed_shared(acc, load_base(bases, entries[k]));
+  out[i] = load_shared(acc);
 }
 
-/// Level 0 in spans (G2's, bench/RESULTS.md: level 0 in equal chunks of entries across groups):
+/// Level 0 of G2, in spans (bench/RESULTS.md: level 0 in equal chunks of entries across groups):
 /// thread t adds the entries [t chunk, (t + 1) chunk) of the placement, whichever groups they belong
 /// to, and writes one partial sum for each group its range meets, so that every thread does the same
 /// work (chunks of one group split into equal parts leave a warp's lanes from about 20 to 32
@@ -246,12 +234,11 @@ __global__ void __launch_bounds__(128) sum_entries_kernel(const affine_device<F>
 /// boundaries at different entries run their groups' loops one after the other (1.7x slower). G1
 /// keeps chunks per group: in this form its kernel needs 178 registers (168 with 56 bytes spilled at
 /// three blocks an SM) and measured 2 % slower.
-template <class F>
-__global__ void __launch_bounds__(128) sum_entry_spans_kernel(const affine_device<F>* bases,
+__global__ void __launch_bounds__(128) sum_entry_spans_kernel(const affine_device<fq2_device>* bases,
                                                               const std::uint32_t* entries,
                                                               const std::uint32_t* in_offsets,
                                                               const std::uint32_t* out_offsets, std::size_t groups,
-                                                              std::uint32_t chunk, xyzz_device<F>* out,
+                                                              std::uint32_t chunk, xyzz_device<fq2_device>* out,
                                                               std::size_t threads) {
   const std::size_t t = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (t >= threads) return;
@@ -263,31 +250,14 @@ __global__ void __launch_bounds__(128) sum_entry_spans_kernel(const affine_devic
   // The group holding entry `begin`: the last one starting at or before it (it has entries).
   std::uint32_t g = group_of(in_offsets, groups, begin);
   std::uint32_t group_end = in_offsets[g + 1];
-  // The accumulator: in registers, or in shared memory where accumulates_in_shared says so.
-  [[maybe_unused]] xyzz_device<F> acc_registers;
-  [[maybe_unused]] volatile xyzz_device<F>* acc_shared = nullptr;
-  if constexpr (accumulates_in_shared<F>) {
-    extern __shared__ unsigned char shared_bytes[];
-    acc_shared = reinterpret_cast<volatile xyzz_device<F>*>(shared_bytes) + threadIdx.x;
-    store_shared(*acc_shared, xyzz_identity<F>());
-  } else {
-    acc_registers = xyzz_identity<F>();
-  }
+  extern __shared__ unsigned char shared_bytes[];
+  volatile xyzz_device<fq2_device>& acc = reinterpret_cast<volatile xyzz_device<fq2_device>*>(shared_bytes)[threadIdx.x];
+  store_shared(acc, xyzz_identity<fq2_device>());
   for (std::uint32_t k = begin; k < end; ++k) {
-    if constexpr (accumulates_in_shared<F>) {
-      add_mixed_shared(*acc_shared, load_base(bases, entries[k]));
-    } else {
-      acc_registers = add_mixed(acc_registers, load_base(bases, entries[k]));
-    }
+    add_mixed_shared(acc, load_base(bases, entries[k]));
     if (k + 1 == group_end || k + 1 == end) {
-      xyzz_device<F>& sum = out[out_offsets[g] + static_cast<std::uint32_t>(t) - in_offsets[g] / chunk];
-      if constexpr (accumulates_in_shared<F>) {
-        sum = load_shared(*acc_shared);
-        store_shared(*acc_shared, xyzz_identity<F>());
-      } else {
-        sum = acc_registers;
-        acc_registers = xyzz_identity<F>();
-      }
+      out[out_offsets[g] + static_cast<std::uint32_t>(t) - in_offsets[g] / chunk] = load_shared(acc);
+      store_shared(acc, xyzz_identity<fq2_device>());
       if (k + 1 < end) {  // the next group that has entries, most often g + 1
         g = in_offsets[g + 2] > k + 1 ? g + 1 : group_of(in_offsets, groups, k + 1);
         group_end = in_offsets[g + 1];
@@ -296,10 +266,10 @@ __global__ void __launch_bounds__(128) sum_entry_spans_kernel(const affine_devic
   }
 }
 
-/// The shared memory of one level-0 block of `threads` threads.
+/// The shared memory of one level-0 block of `threads` threads: an accumulator a thread.
 template <class F>
 constexpr std::size_t sum_entries_shared_bytes(unsigned threads) {
-  return accumulates_in_shared<F> ? std::size_t{threads} * sizeof(xyzz_device<F>) : 0;
+  return std::size_t{threads} * sizeof(xyzz_device<F>);
 }
 
 /// Where the later levels keep each thread's accumulator: G2's in shared memory with the summand
@@ -558,19 +528,6 @@ void prefer_half_shared(const void* kernel) {
   }
 }
 
-/// Launches level 0 for field F. A kernel whose accumulators are in shared memory (24 KiB a block for
-/// G1, three blocks an SM) prefers half of the SM's unified memory as shared memory.
-template <class F>
-void launch_sum_entries(const void* bases, const std::uint32_t* entries, const std::uint32_t* in_offsets,
-                        const std::uint32_t* out_offsets, std::size_t groups, std::uint32_t chunk, void* out,
-                        std::size_t capacity, cudaStream_t stream) {
-  if constexpr (accumulates_in_shared<F>) prefer_half_shared(reinterpret_cast<const void*>(sum_entries_kernel<F>));
-  sum_entries_kernel<F><<<blocks_for(capacity, sum_threads), sum_threads, sum_entries_shared_bytes<F>(sum_threads),
-                          stream>>>(static_cast<const affine_device<F>*>(bases), entries, in_offsets, out_offsets,
-                                    groups, chunk, static_cast<xyzz_device<F>*>(out), capacity);
-  COPROVE_CUDA_CHECK_LAUNCH();
-}
-
 /// Launches a later level for field F: blocks of sum_points_threads<F>, with two points a thread
 /// of shared memory where the sums are accumulated there.
 template <class F>
@@ -589,12 +546,15 @@ void launch_sum_points(const void* in, const std::uint32_t* in_offsets, const st
 void msm_sum_entries(msm_group group, const void* bases, const std::uint32_t* entries,
                      const std::uint32_t* in_offsets, const std::uint32_t* out_offsets, std::size_t groups,
                      std::uint32_t chunk, void* out, std::size_t capacity, cudaStream_t stream) {
+  if (group != msm_group::g1) throw std::logic_error("MSM: level 0 in chunks per group is built for G1 only");
   if (capacity == 0) return;
-  if (group == msm_group::g1) {
-    launch_sum_entries<fq_device>(bases, entries, in_offsets, out_offsets, groups, chunk, out, capacity, stream);
-  } else {
-    launch_sum_entries<fq2_device>(bases, entries, in_offsets, out_offsets, groups, chunk, out, capacity, stream);
-  }
+  // The accumulators in shared memory (24 KiB a block, three blocks an SM): half of the SM's unified
+  // memory as shared memory.
+  prefer_half_shared(reinterpret_cast<const void*>(sum_entries_kernel));
+  sum_entries_kernel<<<blocks_for(capacity, sum_threads), sum_threads, sum_entries_shared_bytes<fq_device>(sum_threads),
+                       stream>>>(static_cast<const affine_device<fq_device>*>(bases), entries, in_offsets, out_offsets,
+                                 groups, chunk, static_cast<xyzz_device<fq_device>*>(out), capacity);
+  COPROVE_CUDA_CHECK_LAUNCH();
 }
 
 void msm_sum_entry_spans(msm_group group, const void* bases, const std::uint32_t* entries,
@@ -603,10 +563,9 @@ void msm_sum_entry_spans(msm_group group, const void* bases, const std::uint32_t
   if (group != msm_group::g2) throw std::logic_error("MSM: level 0 in spans is built for G2 only");
   if (max_entries == 0) return;
   const std::size_t threads = (max_entries + chunk - 1) / chunk;
-  if constexpr (accumulates_in_shared<fq2_device>)
-    prefer_half_shared(reinterpret_cast<const void*>(sum_entry_spans_kernel<fq2_device>));
-  sum_entry_spans_kernel<fq2_device><<<blocks_for(threads, sum_threads), sum_threads,
-                                       sum_entries_shared_bytes<fq2_device>(sum_threads), stream>>>(
+  prefer_half_shared(reinterpret_cast<const void*>(sum_entry_spans_kernel));
+  sum_entry_spans_kernel<<<blocks_for(threads, sum_threads), sum_threads,
+                           sum_entries_shared_bytes<fq2_device>(sum_threads), stream>>>(
       static_cast<const affine_device<fq2_device>*>(bases), entries, in_offsets, out_offsets, groups, chunk,
       static_cast<xyzz_device<fq2_device>*>(out), threads);
   COPROVE_CUDA_CHECK_LAUNCH();

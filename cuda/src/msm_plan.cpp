@@ -82,7 +82,11 @@ std::size_t align_up(std::size_t bytes) { return (bytes + 255) & ~std::size_t{25
 
 }  // namespace
 
-msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits, unsigned copies) {
+msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits, unsigned copies,
+                  std::uint32_t level0_chunk) {
+  if (level0_chunk > msm_max_level0_chunk)
+    throw std::invalid_argument("MSM: level 0 in chunks of " + std::to_string(level0_chunk) + " entries, at most " +
+                                std::to_string(msm_max_level0_chunk));
   if (count > msm_max_count)
     throw std::invalid_argument("MSM: " + std::to_string(count) + " points, at most " + std::to_string(msm_max_count));
   if (window_bits > msm_max_window_bits)
@@ -118,7 +122,8 @@ msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits, unsi
   // groups - 1 group boundaries inside them, so again at most entries / chunk + groups sums, and a
   // group of n entries meets at most ceil((n - 1) / chunk) + 1 spans.
   plan.level0_spans = group == msm_group::g2;
-  const std::uint32_t chunk0 = plan.level0_spans ? span_chunk(plan.entries) : entry_chunk;
+  const std::uint32_t chunk0 =
+      level0_chunk != 0 ? level0_chunk : plan.level0_spans ? span_chunk(plan.entries) : entry_chunk;
   const std::size_t most = count * copies;
   std::size_t capacity = ceil_div(plan.entries, chunk0) + plan.groups;
   std::size_t largest = plan.level0_spans ? (most == 0 ? 0 : ceil_div(most - 1, chunk0) + 1) : ceil_div(most, chunk0);

@@ -380,9 +380,10 @@ ntt_plan::ntt_plan(unsigned log_n, int device, field::domain_roots roots) : stat
 
   // ntt_plan_device_bytes counts these tables for the device memory plan; a difference is a bug in
   // that count (the [gpu] tests compare the two), said here rather than failing the plan.
-  if (const std::size_t counted = table_elements(st.schedule, log_n, boundary_tables); total != counted)
+  if (const std::size_t counted = table_elements(st.schedule, log_n, boundary_tables); total != counted) {
     COPROVE_LOG(warning, "cuda") << "ntt_plan: " << total << " table elements at 2^" << log_n
                                  << ", the device memory plan counts " << counted;
+  }
   const device_scope scope(device);
   detail::configure_ntt_kernels();
   st.table_bytes = total * sizeof(fr);

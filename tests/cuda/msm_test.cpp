@@ -103,14 +103,14 @@ struct group_types<field::g2_affine> {
 /// when `host_scalars`) in affine form.
 template <class Affine>
 Affine gpu_msm(cuda::msm_context& context, const cuda::msm_bases<Affine>& bases, const std::vector<fr>& scalars,
-               bool host_scalars, unsigned window_bits = 0) {
+               bool host_scalars, unsigned window_bits = 0, std::uint32_t level0_chunk = 0) {
   using xyzz = typename group_types<Affine>::xyzz;
   pinned_copy<xyzz> result(std::vector<xyzz>(1));
   // Poison the result: a run that writes nothing must not pass.
   std::memset(static_cast<void*>(result.data()), 0xa5, sizeof(xyzz));
   cudaStream_t stream = nullptr;
   REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
-  const cuda::msm_gpu_options options{window_bits};
+  const cuda::msm_gpu_options options{window_bits, level0_chunk};
   if (host_scalars) {
     pinned_copy<fr> pinned(scalars);
     cuda::msm_async(context, bases, pinned.data(), scalars.size(), result.data(), stream, options);
@@ -197,9 +197,11 @@ std::vector<std::pair<const char*, std::vector<fr>>> edge_case_scalars(std::size
   return cases;
 }
 
-/// The edge cases on `n` bases, at several window widths.
+/// The edge cases on `n` bases, at several window widths, with level 0 in chunks of the plan's size
+/// (0) or of the others given.
 template <class Affine>
-void check_edge_cases(std::size_t n, std::initializer_list<unsigned> widths) {
+void check_edge_cases(std::size_t n, std::initializer_list<unsigned> widths,
+                      std::initializer_list<std::uint32_t> level0_chunks = {0}) {
   REQUIRE(gpu_present());
   const std::uint64_t seed = fresh_seed();
   INFO("seed " << seed);
@@ -211,19 +213,23 @@ void check_edge_cases(std::size_t n, std::initializer_list<unsigned> widths) {
   const cuda::msm_bases<Affine> mixed(pinned.span(), 0), equal(pinned_same.span(), 0);
   const auto cases = edge_case_scalars(n, gen);
   for (const unsigned bits : widths) {
-    for (const auto& [name, scalars] : cases) {
-      INFO("scalars " << name << ", window " << bits << " bits");
-      const bool host = gen() % 2 == 0;
-      CHECK(gpu_msm(context, mixed, scalars, host, bits) == cpu_msm(points, scalars));
-      CHECK(gpu_msm(context, equal, scalars, host, bits) == cpu_msm(same, scalars));
+    for (const std::uint32_t chunk : level0_chunks) {
+      for (const auto& [name, scalars] : cases) {
+        INFO("scalars " << name << ", window " << bits << " bits, level-0 chunk " << chunk);
+        const bool host = gen() % 2 == 0;
+        CHECK(gpu_msm(context, mixed, scalars, host, bits, chunk) == cpu_msm(points, scalars));
+        CHECK(gpu_msm(context, equal, scalars, host, bits, chunk) == cpu_msm(same, scalars));
+      }
     }
   }
 }
 
 /// Bases with shifted copies (msm_precompute): every edge case over each configuration, at the
-/// full count and a shorter one (a run may read fewer points than the bases hold).
+/// full count and a shorter one (a run may read fewer points than the bases hold), with level 0 in
+/// chunks of the plan's size (0) or of the others given.
 template <class Affine>
-void check_precomputed(std::size_t n, std::initializer_list<cuda::msm_precompute> configs) {
+void check_precomputed(std::size_t n, std::initializer_list<cuda::msm_precompute> configs,
+                       std::initializer_list<std::uint32_t> level0_chunks = {0}) {
   REQUIRE(gpu_present());
   const std::uint64_t seed = fresh_seed();
   INFO("seed " << seed);
@@ -238,17 +244,23 @@ void check_precomputed(std::size_t n, std::initializer_list<cuda::msm_precompute
                    << bases.window_bits() << " bits");
     CHECK(bases.copies() > 1);
     CHECK(bases.bytes() == bases.copies() * n * 2 * sizeof(typename Affine::field));
-    for (const auto& [name, scalars] : cases) {
-      INFO("scalars " << name);
-      CHECK(gpu_msm(context, bases, scalars, gen() % 2 == 0) == cpu_msm(points, scalars));
-      const std::vector<fr> fewer(scalars.begin(), scalars.begin() + static_cast<std::ptrdiff_t>(n / 3));
-      CHECK(gpu_msm(context, bases, fewer, false, bases.window_bits()) == cpu_msm(points, fewer));
+    for (const std::uint32_t chunk : level0_chunks) {
+      for (const auto& [name, scalars] : cases) {
+        INFO("scalars " << name << ", level-0 chunk " << chunk);
+        CHECK(gpu_msm(context, bases, scalars, gen() % 2 == 0, 0, chunk) == cpu_msm(points, scalars));
+        const std::vector<fr> fewer(scalars.begin(), scalars.begin() + static_cast<std::ptrdiff_t>(n / 3));
+        CHECK(gpu_msm(context, bases, fewer, false, bases.window_bits(), chunk) == cpu_msm(points, fewer));
+      }
     }
     // Another width than the copies were made for is refused.
     const device_scalars some(cases[0].second);
     pinned_copy<typename group_types<Affine>::xyzz> result(std::vector<typename group_types<Affine>::xyzz>(1));
     const cuda::msm_gpu_options other{bases.window_bits() + 1};
     CHECK_THROWS_AS(cuda::msm_async(context, bases, some.data(), n, result.data(), nullptr, other),
+                    std::invalid_argument);
+    // So is a level-0 chunk above the most.
+    const cuda::msm_gpu_options too_large{0, cuda::msm_max_level0_chunk + 1};
+    CHECK_THROWS_AS(cuda::msm_async(context, bases, some.data(), n, result.data(), nullptr, too_large),
                     std::invalid_argument);
   }
 }
@@ -332,6 +344,18 @@ TEST_CASE("the MSM plan's levels bring every group to one sum within its buffers
   CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, 1000, cuda::msm_max_window_bits + 1), std::invalid_argument);
   CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, cuda::msm_max_count + 1), std::invalid_argument);
   CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, std::size_t{1} << 26, 1), std::invalid_argument);
+  // A level-0 chunk of the caller's: the levels still bring the largest group to one sum.
+  for (const msm_group group : {msm_group::g1, msm_group::g2}) {
+    for (const std::uint32_t chunk : {1u, 7u, 64u, cuda::msm_max_level0_chunk}) {
+      const std::size_t n = std::size_t{1} << 20;
+      const cuda::msm_plan plan = cuda::plan_msm(group, n, 0, 1, chunk);
+      INFO("chunk " << chunk);
+      CHECK(plan.level_chunk[0] == chunk);
+      CHECK(level_sums(n, plan) <= 1);
+      CHECK(plan.level_capacity[0] >= (plan.entries + chunk - 1) / chunk);
+    }
+    CHECK_THROWS_AS(cuda::plan_msm(group, 1000, 0, 1, cuda::msm_max_level0_chunk + 1), std::invalid_argument);
+  }
 }
 
 TEST_CASE("the MSM plan over shifted copies of the bases weights only the windows of one copy", "[cuda][msm][cpu]") {
@@ -566,6 +590,14 @@ TEST_CASE("MSMs over shifted copies of the bases equal the CPU's in G1 and G2, e
           "[cuda][msm][gpu]") {
   check_precomputed<field::g1_affine>(3001, {{22, 0}, {9, 0}, {10, 3}, {4, 2}, {0, 0}});
   check_precomputed<field::g2_affine>(1501, {{13, 0}, {8, 5}});
+}
+
+TEST_CASE("level 0 in chunks other than the plan's gives the same MSM in G1 and G2, edge cases included",
+          "[cuda][msm][gpu]") {
+  check_edge_cases<field::g1_affine>(3001, {6u}, {1u, 5u, 64u, 200u});
+  check_precomputed<field::g1_affine>(3001, {{10, 0}}, {1u, 5u, 64u, 200u});
+  check_edge_cases<field::g2_affine>(1501, {5u}, {1u, 7u, 128u});
+  check_precomputed<field::g2_affine>(1501, {{10, 0}}, {1u, 7u, 128u});
 }
 
 TEST_CASE("bases uploaded from pageable memory equal those uploaded from page-locked memory", "[cuda][msm][gpu]") {

@@ -131,6 +131,9 @@ struct msm_gpu_options {
   /// Window width in bits (1..msm_max_window_bits); 0: the plan's choice for the size. Bases with
   /// copies fix it (another width is refused).
   unsigned window_bits = 0;
+  /// Entries a thread of level 0 adds (1..msm_max_level0_chunk); 0: the plan's choice. For
+  /// measuring that choice; a run over entries placed for another run takes the plan's.
+  std::uint32_t level0_chunk = 0;
   /// When set, the run records these events (all four must be valid events of the device).
   const msm_phase_events* phases = nullptr;
 };

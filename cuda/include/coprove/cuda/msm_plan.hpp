@@ -113,7 +113,12 @@ struct msm_plan {
 /// msm_max_precomputed_bits with them. Throws std::invalid_argument for window_bits above
 /// msm_max_window_bits, count above msm_max_count, copies more than the digits' windows,
 /// or copies x count points beyond an entry's 31-bit index.
-msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits = 0, unsigned copies = 1);
+/// level0_chunk: the entries a thread of level 0 adds (0: the plan's choice; 1..msm_max_level0_chunk,
+/// else std::invalid_argument), for measuring the choice.
+msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits = 0, unsigned copies = 1,
+                  std::uint32_t level0_chunk = 0);
+/// The most entries a thread of level 0 may be given.
+inline constexpr std::uint32_t msm_max_level0_chunk = 1024;
 
 /// The widest window the plan picks by itself over precomputed copies.
 inline constexpr unsigned msm_max_precomputed_bits = 22;

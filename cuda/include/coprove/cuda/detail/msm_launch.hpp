@@ -49,9 +49,10 @@ void msm_exclusive_scan(void* scratch, std::size_t scratch_bytes, const std::uin
 void msm_chunk_counts(const std::uint32_t* offsets, std::size_t groups, std::uint32_t chunk, std::uint32_t* counts,
                       cudaStream_t stream);
 
-/// Level 0: out[i] = the sum of chunk i's entries (each an affine base, negated where bit 31 is
-/// set); chunk i of group g is number i - out_offsets[g] of that group's entries
-/// [in_offsets[g], in_offsets[g + 1]). `capacity` bounds out_offsets[groups].
+/// Level 0 of G1: out[i] = the sum of chunk i's entries (each an affine base, negated where bit 31
+/// is set); chunk i of group g is number i - out_offsets[g] of that group's entries
+/// [in_offsets[g], in_offsets[g + 1]). `capacity` bounds out_offsets[groups]. G2's level 0 is in
+/// spans (msm_sum_entry_spans); std::logic_error for G2.
 void msm_sum_entries(msm_group group, const void* bases, const std::uint32_t* entries,
                      const std::uint32_t* in_offsets, const std::uint32_t* out_offsets, std::size_t groups,
                      std::uint32_t chunk, void* out, std::size_t capacity, cudaStream_t stream);
