@@ -12,6 +12,13 @@ namespace {
 
 /// Entries per thread at level 0 (affine entries, mixed additions) and at later levels (sums).
 constexpr std::uint32_t entry_chunk = 32;
+/// G1's level 0 where groups average at least wide_chunk_mean entries: twice the chunk, so that the
+/// next level has half the partial sums to add. Measured on an H200 (bench/RESULTS.md, bench_msm
+/// --chunks): at 2^26 points over 13 copies (1,664 entries a group) chunks of 64 beat 32 by 2.0 %
+/// (399.02 against 407.16 ms; 96: 399.61); at 384 to 416 entries a group 32 stays the best (48
+/// within 0.2 %, 64 0.6 % slower at 2^24 over 13 copies).
+constexpr std::uint32_t wide_entry_chunk = 64;
+constexpr std::size_t wide_chunk_mean = 1024;
 /// Entries a thread of level 0 in spans (G2) adds: the largest of 32, 64 and 128 that leaves 2^19
 /// threads or more (an H200 holds 33,792 of G2's level-0 threads at once: two blocks of 128 an SM at
 /// 255 registers), since every span leaves a partial sum per group it meets for the later levels,
@@ -122,8 +129,11 @@ msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits, unsi
   // groups - 1 group boundaries inside them, so again at most entries / chunk + groups sums, and a
   // group of n entries meets at most ceil((n - 1) / chunk) + 1 spans.
   plan.level0_spans = group == msm_group::g2;
-  const std::uint32_t chunk0 =
-      level0_chunk != 0 ? level0_chunk : plan.level0_spans ? span_chunk(plan.entries) : entry_chunk;
+  const std::size_t mean_group = plan.entries / (plan.groups - 1);  // the ones' group aside
+  const std::uint32_t chunk0 = level0_chunk != 0      ? level0_chunk
+                               : plan.level0_spans     ? span_chunk(plan.entries)
+                               : mean_group >= wide_chunk_mean ? wide_entry_chunk
+                                                               : entry_chunk;
   const std::size_t most = count * copies;
   std::size_t capacity = ceil_div(plan.entries, chunk0) + plan.groups;
   std::size_t largest = plan.level0_spans ? (most == 0 ? 0 : ceil_div(most - 1, chunk0) + 1) : ceil_div(most, chunk0);

@@ -344,6 +344,11 @@ TEST_CASE("the MSM plan's levels bring every group to one sum within its buffers
   CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, 1000, cuda::msm_max_window_bits + 1), std::invalid_argument);
   CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, cuda::msm_max_count + 1), std::invalid_argument);
   CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, std::size_t{1} << 26, 1), std::invalid_argument);
+  // G1's level 0 in chunks of 64 where groups average 1,024 entries or more (2^26 points over 13
+  // copies), of 32 below (2^24 points).
+  CHECK(cuda::plan_msm(msm_group::g1, std::size_t{1} << 26, 20, 13).level_chunk[0] == 64);
+  CHECK(cuda::plan_msm(msm_group::g1, std::size_t{1} << 24, 20, 13).level_chunk[0] == 32);
+  CHECK(cuda::plan_msm(msm_group::g1, std::size_t{1} << 26, 22, 12).level_chunk[0] == 32);
   // A level-0 chunk of the caller's: the levels still bring the largest group to one sum.
   for (const msm_group group : {msm_group::g1, msm_group::g2}) {
     for (const std::uint32_t chunk : {1u, 7u, 64u, cuda::msm_max_level0_chunk}) {
