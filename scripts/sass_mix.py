@@ -74,8 +74,8 @@ def main():
         sys.exit(__doc__)
     pattern = re.compile(args[1] if len(args) > 1 else ".")
     nvdisasm = os.environ.get("NVDISASM") or shutil.which("nvdisasm")
-    if not nvdisasm:
-        sys.exit("sass_mix: no nvdisasm (set NVDISASM; see the top of this script)")
+    if not nvdisasm or not os.access(nvdisasm, os.X_OK):
+        sys.exit(f"sass_mix: no nvdisasm at {nvdisasm or 'NVDISASM or PATH'} (see the top of this script)")
     copy = legacy_copy(args[0])
     try:
         listing = subprocess.run([nvdisasm, "-c", copy], check=True, capture_output=True, text=True).stdout
