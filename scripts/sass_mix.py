@@ -29,6 +29,7 @@ import sys
 import tempfile
 
 MULTIPLIES = re.compile(r"^IMAD(\.|$)")
+PREDICATE_TEST = re.compile(r"^(?:@!?P\d\s+)?LOP3\.LUT\s+P[0-6],")
 
 
 def legacy_copy(path):
@@ -48,7 +49,7 @@ def legacy_copy(path):
 
 
 def kernels(listing):
-    """(name, [opcode, ...]) for each function of an nvdisasm listing."""
+    """(name, [(opcode, instruction text), ...]) for each function of an nvdisasm listing."""
     name, ops = None, []
     for line in listing.splitlines():
         header = re.match(r"\s*\.text\.(\S+):", line)
@@ -57,9 +58,9 @@ def kernels(listing):
                 yield name, ops
             name, ops = header.group(1), []
             continue
-        instruction = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
+        instruction = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+((?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)[^;]*)", line)
         if name and instruction:
-            ops.append(instruction.group(1))
+            ops.append((instruction.group(2), instruction.group(1)))
     if name:
         yield name, ops
 
@@ -88,9 +89,13 @@ def main():
             readable = subprocess.run([demangle, name], capture_output=True, text=True).stdout.strip()
         if not (pattern.search(name) or pattern.search(readable)):
             continue
-        counts = collections.Counter(ops)
+        counts = collections.Counter(op for op, _ in ops)
         multiplies = sum(n for op, n in counts.items() if MULTIPLIES.match(op))
-        print(f"{readable}\n  {len(ops)} instructions, {multiplies} integer multiplies (IMAD*)")
+        # Carry flags live in the 7 predicate registers; where more carry chains are interleaved than
+        # that, ptxas parks flags in a general register (P2R, then LOP3 to test or set a bit).
+        parked = sum(1 for op, text in ops if op == "P2R" or op == "R2P" or PREDICATE_TEST.search(text))
+        print(f"{readable}\n  {len(ops)} instructions, {multiplies} integer multiplies (IMAD*), "
+              f"{parked} moving carry flags between predicates and registers (P2R, R2P, LOP3 into a predicate)")
         for op, n in counts.most_common(top):
             print(f"    {op:24s} {n:7d}  {100.0 * n / len(ops):5.1f} %")
 
