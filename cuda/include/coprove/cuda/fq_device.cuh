@@ -28,15 +28,9 @@
 // How the products are compiled. The Fq2 product and square are functions the kernels call
 // (measured on an H200, bench/RESULTS.md: G2's MSM 5 % faster than with them inline, where G2's
 // bucket step inlined about 28 Fq products, some 330 KB of machine code, and its later levels
-// spilled); -DCOPROVE_GPU_FQ2_INLINE builds them inline, for measuring. The Fq product stays inline
-// (as a call it saves and restores half its registers each time: ptxas 13.0 spills 448 bytes in
-// it). -DCOPROVE_GPU_FQ_CALLS builds it as a function too. The operands are passed by value, so
-// that a call passes them in registers.
-#if defined(COPROVE_GPU_FQ_CALLS)
-#define COPROVE_FQ_PRODUCT __device__ __noinline__ inline
-#else
-#define COPROVE_FQ_PRODUCT __device__ __forceinline__
-#endif
+// spilled); -DCOPROVE_GPU_FQ2_INLINE builds them inline, for measuring. Their operands are passed by
+// value, so that a call passes them in registers. The Fq product stays inline (as a call it saves
+// and restores half its registers each time: ptxas 13.0 spills 448 bytes in it).
 #if defined(COPROVE_GPU_FQ2_INLINE)
 #define COPROVE_FQ2_PRODUCT __device__ __forceinline__
 #else
@@ -314,7 +308,7 @@ __device__ __forceinline__ fq_device fq_neg(const fq_device& a) { return fq_sub(
 __device__ __forceinline__ fq_device fq_dbl(const fq_device& a) { return fq_add(a, a); }
 
 /// a * b * 2^-384 mod p (the Montgomery product), below 2p for operands below 2p.
-COPROVE_FQ_PRODUCT fq_device fq_mul(const fq_device a, const fq_device b) {
+__device__ __forceinline__ fq_device fq_mul(const fq_device a, const fq_device b) {
   using namespace fq_detail;
   std::uint32_t x[12];
   std::uint32_t y[12];

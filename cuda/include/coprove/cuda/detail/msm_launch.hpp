@@ -102,7 +102,7 @@ void msm_write_identity(msm_group group, void* result, cudaStream_t stream);
 
 /// Elements of Fq (48 bytes each, field::fq's layout) fq_ops_check writes for each input.
 inline constexpr std::size_t fq_check_outputs = 16;
-/// For the tests, over a[i], b[i] below 2p (fq_check_kernels.cu): out[14 i + k] is, for k = 0..7,
+/// For the tests, over a[i], b[i] below 2p (fq_check_kernels.cu): out[16 i + k] is, for k = 0..7,
 /// a b, a + b, a - b as computed (below 2p), then reduced, then -a and ((a^2 + b - a)^2 + b - a ...)
 /// (`rounds` times) reduced; for even i with i + 1 < n, u = a[i] + a[i + 1] u and v = b[i] + b[i + 1] u
 /// in Fq2: k = 8, 9 are u v as computed, 10, 11 reduced and 12, 13 u^2 reduced; for i + 1 < n,
