@@ -146,6 +146,14 @@ class test_backend final : public compute_backend {
     }
     for (auto& p : work) inner_.start_quotient(p.worker, std::move(p.task), std::move(p.done));
   }
+  /// Waits until the backend has been given `count` quotients (whatever became of them).
+  void wait_calls(std::size_t count) const {
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (calls_.load() < count) {
+      REQUIRE(std::chrono::steady_clock::now() < deadline);
+      std::this_thread::sleep_for(1ms);
+    }
+  }
   /// Waits until `count` quotients are parked.
   void wait_parked(std::size_t count) {
     std::unique_lock lock(mutex_);
@@ -390,8 +398,11 @@ TEST_CASE("a failing backend operation fails only its job", "[prover][engine][cp
   SECTION("the device reports an error") {
     auto backend = std::make_unique<test_backend>(2);
     backend->fail_on_call = 0;
+    const test_backend& calls = *backend;
     engine e(rt.io.get_executor(), small_config(), std::move(backend));
     const auto bad = e.submit(small_request(4, 10, 1));
+    // The failing first call must be the bad job's: the good one is submitted once it was made.
+    calls.wait_calls(1);
     const auto good = e.submit(small_request(3, 10, 2));
     auto [ec, failed] = e.async_await(bad, boost::asio::use_future).get();
     auto [ec2, ok] = e.async_await(good, boost::asio::use_future).get();
