@@ -31,11 +31,20 @@ __global__ void fq_ops_kernel(const fq_device* a, const fq_device* b, fq_device*
   o[5] = fq_reduce(difference);
   o[6] = fq_reduce(fq_neg(x));
   o[7] = fq_reduce(fq_chain(x, y, rounds));
+  const fq_device karatsuba = fq_mul_karatsuba(x, y);
+  o[16] = karatsuba;
+  o[17] = fq_reduce(karatsuba);
+  const fq_device square = fq_sqr_karatsuba(x);
+  o[20] = square;
+  o[21] = fq_reduce(square);
   zero[i] = fq_is_zero(x) ? 1u : 0u;
   if (i + 1 < n) {  // a[i] b[i] - a[i + 1] b[i + 1] with one reduction
     const fq_device difference_of_products = fq_mul_sub(x, y, a[i + 1], b[i + 1]);
     o[14] = difference_of_products;
     o[15] = fq_reduce(difference_of_products);
+    const fq_device by_karatsuba = fq_mul_sub_karatsuba(x, y, a[i + 1], b[i + 1]);
+    o[18] = by_karatsuba;
+    o[19] = fq_reduce(by_karatsuba);
   }
   if (i % 2 == 0 && i + 1 < n) {  // (a[i], a[i + 1]) and (b[i], b[i + 1]) as elements of Fq2
     const fq2_device u{x, a[i + 1]}, v{y, b[i + 1]};

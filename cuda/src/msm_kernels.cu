@@ -208,8 +208,16 @@ __device__ __forceinline__ affine_device<F> load_base(const affine_device<F>* ba
 // registers), G2's since its Fq2 products are called functions (level 0 in spans 3.4 % faster than in
 // registers, which spilled).
 
+// With -DCOPROVE_GPU_FQ_KARATSUBA G1's bucket step needs 179 registers, which would leave two blocks an
+// SM; capped at three blocks (168 registers) it spills 20 bytes (ptxas 13.0).
+#if defined(COPROVE_GPU_FQ_KARATSUBA)
+#define COPROVE_LEVEL0_G1_BOUNDS __launch_bounds__(128, 3)
+#else
+#define COPROVE_LEVEL0_G1_BOUNDS __launch_bounds__(128)
+#endif
+
 /// Level 0 of G1: each thread adds its chunk of entries into an accumulator of its own.
-__global__ void __launch_bounds__(128) sum_entries_kernel(const affine_device<fq_device>* bases,
+__global__ void COPROVE_LEVEL0_G1_BOUNDS sum_entries_kernel(const affine_device<fq_device>* bases,
                                                           const std::uint32_t* entries,
                                                           const std::uint32_t* in_offsets,
                                                           const std::uint32_t* out_offsets, std::size_t groups,

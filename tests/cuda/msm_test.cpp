@@ -442,8 +442,13 @@ TEST_CASE("Fq on the GPU takes and keeps values below 2p and equals the CPU's on
   const words one{1, 0, 0, 0, 0, 0};
   words p_minus_1 = fq_raw::p;
   p_minus_1[0] -= 1;
+  // And the value below 2p whose 192-bit halves have the largest sum (its low half all ones), for
+  // the Karatsuba products' carries.
+  words halves_max = fq_raw::add(fq_raw::p, p_minus_1);
+  halves_max[0] = halves_max[1] = halves_max[2] = ~std::uint64_t{0};
+  halves_max[3] -= 1;
   const std::vector<words> edges = {words{}, fq_raw::p, one, p_minus_1, fq_raw::add(fq_raw::p, one),
-                                    fq_raw::add(fq_raw::p, p_minus_1)};
+                                    fq_raw::add(fq_raw::p, p_minus_1), halves_max};
   const std::size_t n = 4096;
   std::vector<words> a(n), b(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -486,12 +491,14 @@ TEST_CASE("Fq on the GPU takes and keeps values below 2p and equals the CPU's on
     const bool ok = fq_raw::element(o[0]) == x * y && fq_raw::element(o[1]) == x + y &&
                     fq_raw::element(o[2]) == x - y && o[3] == (x * y).limbs && o[4] == (x + y).limbs &&
                     o[5] == (x - y).limbs && o[6] == (-x).limbs && o[7] == chain.limbs &&
-                    (zero[i] == 1) == x.is_zero();
+                    fq_raw::element(o[16]) == x * y && o[17] == (x * y).limbs && fq_raw::element(o[20]) == x * x &&
+                    o[21] == (x * x).limbs && (zero[i] == 1) == x.is_zero();
     bool ok2 = true;
     if (i + 1 < n) {
       const field::fq next_x = *fq_raw::element(a[i + 1]), next_y = *fq_raw::element(b[i + 1]);
       const field::fq want = x * y - next_x * next_y;
-      ok2 = fq_raw::element(o[14]) == want && o[15] == want.limbs;
+      ok2 = fq_raw::element(o[14]) == want && o[15] == want.limbs && fq_raw::element(o[18]) == want &&
+            o[19] == want.limbs;
     }
     if (i % 2 == 0 && i + 1 < n) {
       const field::fq2 u{x, *fq_raw::element(a[i + 1])}, v{y, *fq_raw::element(b[i + 1])};

@@ -21,6 +21,8 @@ namespace coprove::cuda {
 template <class F>
 struct field_ops;
 
+// G1's products: fq_mul's interleaved rounds, or one level of Karatsuba with
+// -DCOPROVE_GPU_FQ_KARATSUBA (for measuring; fq_device.cuh). G2's Fq2 products use fq_mul either way.
 template <>
 struct field_ops<fq_device> {
   static __device__ __forceinline__ fq_device zero() { return fq_zero(); }
@@ -30,6 +32,17 @@ struct field_ops<fq_device> {
   static __device__ __forceinline__ fq_device sub(const fq_device& a, const fq_device& b) { return fq_sub(a, b); }
   static __device__ __forceinline__ fq_device dbl(const fq_device& a) { return fq_dbl(a); }
   static __device__ __forceinline__ fq_device neg(const fq_device& a) { return fq_neg(a); }
+#if defined(COPROVE_GPU_FQ_KARATSUBA)
+  static __device__ __forceinline__ fq_device mul(const fq_device& a, const fq_device& b) {
+    return fq_mul_karatsuba(a, b);
+  }
+  /// a b - c d, with one reduction.
+  static __device__ __forceinline__ fq_device mul_sub(const fq_device& a, const fq_device& b, const fq_device& c,
+                                                      const fq_device& d) {
+    return fq_mul_sub_karatsuba(a, b, c, d);
+  }
+  static __device__ __forceinline__ fq_device sqr(const fq_device& a) { return fq_sqr_karatsuba(a); }
+#else
   static __device__ __forceinline__ fq_device mul(const fq_device& a, const fq_device& b) { return fq_mul(a, b); }
   /// a b - c d, with one reduction.
   static __device__ __forceinline__ fq_device mul_sub(const fq_device& a, const fq_device& b, const fq_device& c,
@@ -37,6 +50,7 @@ struct field_ops<fq_device> {
     return fq_mul_sub(a, b, c, d);
   }
   static __device__ __forceinline__ fq_device sqr(const fq_device& a) { return fq_sqr(a); }
+#endif
   static __device__ __forceinline__ fq_device inv(const fq_device& a) { return fq_inv(a); }
   static __device__ __forceinline__ fq_device reduce(const fq_device& a) { return fq_reduce(a); }
 };

@@ -108,6 +108,45 @@ __device__ __forceinline__ void chain_row(std::uint32_t* a, std::uint32_t& carry
       : "r"(l[0]), "r"(l[1]), "r"(l[2]), "r"(l[3]), "r"(l[4]), "r"(l[5]), "r"(b));
 }
 
+/// chain_row(we, ce, le, b), then chain_row(wo, co, lo, b), as one carry chain. ce cannot overflow
+/// (the callers' carry words hold a few carries at most), so the flag entering the second part is 0;
+/// linking the parts through it keeps ptxas from interleaving two independent chains, whose carry
+/// flags it would otherwise park in registers once its seven predicates run out (scripts/sass_mix.py
+/// counts those moves: 43 in split_reduce alone with the parts apart, none linked).
+__device__ __forceinline__ void chain_row_pair(std::uint32_t* we, std::uint32_t& ce, std::uint32_t* wo,
+                                               std::uint32_t& co, const std::uint32_t (&le)[6],
+                                               const std::uint32_t (&lo)[6], std::uint32_t b) {
+  asm("mad.lo.cc.u32 %0, %26, %38, %0;\n\t"
+      "madc.hi.cc.u32 %1, %26, %38, %1;\n\t"
+      "madc.lo.cc.u32 %2, %27, %38, %2;\n\t"
+      "madc.hi.cc.u32 %3, %27, %38, %3;\n\t"
+      "madc.lo.cc.u32 %4, %28, %38, %4;\n\t"
+      "madc.hi.cc.u32 %5, %28, %38, %5;\n\t"
+      "madc.lo.cc.u32 %6, %29, %38, %6;\n\t"
+      "madc.hi.cc.u32 %7, %29, %38, %7;\n\t"
+      "madc.lo.cc.u32 %8, %30, %38, %8;\n\t"
+      "madc.hi.cc.u32 %9, %30, %38, %9;\n\t"
+      "madc.lo.cc.u32 %10, %31, %38, %10;\n\t"
+      "madc.hi.cc.u32 %11, %31, %38, %11;\n\t"
+      "addc.cc.u32 %12, %12, 0;\n\t"
+      "madc.lo.cc.u32 %13, %32, %38, %13;\n\t"
+      "madc.hi.cc.u32 %14, %32, %38, %14;\n\t"
+      "madc.lo.cc.u32 %15, %33, %38, %15;\n\t"
+      "madc.hi.cc.u32 %16, %33, %38, %16;\n\t"
+      "madc.lo.cc.u32 %17, %34, %38, %17;\n\t"
+      "madc.hi.cc.u32 %18, %34, %38, %18;\n\t"
+      "madc.lo.cc.u32 %19, %35, %38, %19;\n\t"
+      "madc.hi.cc.u32 %20, %35, %38, %20;\n\t"
+      "madc.lo.cc.u32 %21, %36, %38, %21;\n\t"
+      "madc.hi.cc.u32 %22, %36, %38, %22;\n\t"
+      "madc.lo.cc.u32 %23, %37, %38, %23;\n\t"
+      "madc.hi.cc.u32 %24, %37, %38, %24;\n\t"
+      "addc.u32 %25, %25, 0;"
+      : "+r"(we[0]), "+r"(we[1]), "+r"(we[2]), "+r"(we[3]), "+r"(we[4]), "+r"(we[5]), "+r"(we[6]), "+r"(we[7]), "+r"(we[8]), "+r"(we[9]), "+r"(we[10]), "+r"(we[11]), "+r"(ce),
+        "+r"(wo[0]), "+r"(wo[1]), "+r"(wo[2]), "+r"(wo[3]), "+r"(wo[4]), "+r"(wo[5]), "+r"(wo[6]), "+r"(wo[7]), "+r"(wo[8]), "+r"(wo[9]), "+r"(wo[10]), "+r"(wo[11]), "+r"(co)
+      : "r"(le[0]), "r"(le[1]), "r"(le[2]), "r"(le[3]), "r"(le[4]), "r"(le[5]), "r"(lo[0]), "r"(lo[1]), "r"(lo[2]), "r"(lo[3]), "r"(lo[4]), "r"(lo[5]), "r"(b));
+}
+
 /// The limbs of x at even (odd) positions.
 __device__ __forceinline__ void split_limbs(const std::uint32_t (&x)[12], std::uint32_t (&even)[6],
                                             std::uint32_t (&odd)[6]) {
@@ -360,11 +399,9 @@ struct fq_split {
 __device__ __forceinline__ void product_row(fq_split& t, const std::uint32_t (&even)[6], const std::uint32_t (&odd)[6],
                                             std::uint32_t yi, int i) {
   if (i % 2 == 0) {
-    chain_row(t.e + i, t.e[i + 12], even, yi);
-    chain_row(t.o + i, t.o[i + 12], odd, yi);
+    chain_row_pair(t.e + i, t.e[i + 12], t.o + i, t.o[i + 12], even, odd, yi);
   } else {
-    chain_row(t.o + i - 1, t.o[i + 11], even, yi);
-    chain_row(t.e + i + 1, t.e[i + 13], odd, yi);
+    chain_row_pair(t.o + i - 1, t.o[i + 11], t.e + i + 1, t.e[i + 13], even, odd, yi);
   }
 }
 
@@ -398,12 +435,10 @@ __device__ __forceinline__ fq_device split_reduce(fq_split& t) {
     const std::uint32_t m = w * p_inv;
     if (i % 2 == 0) {
       t.e[i] = w;
-      chain_row(t.e + i, k[i + 12], p_even, m);
-      chain_row(t.o + i, k[i + 13], p_odd, m);
+      chain_row_pair(t.e + i, k[i + 12], t.o + i, k[i + 13], p_even, p_odd, m);
     } else {
       t.o[i - 1] = w;
-      chain_row(t.o + i - 1, k[i + 12], p_even, m);
-      chain_row(t.e + i + 1, k[i + 13], p_odd, m);
+      chain_row_pair(t.o + i - 1, k[i + 12], t.e + i + 1, k[i + 13], p_even, p_odd, m);
     }
   }
   // Positions 12..23: e[12..23] + o[11..22] + k[12..23] and the last merge's carry; nothing reaches
@@ -446,6 +481,424 @@ __device__ __forceinline__ fq_device fq_mul_sub(const fq_device& a, const fq_dev
     product_row(t, c_even, c_odd, d.limb[i], i);
   }
   return split_reduce(t);
+}
+
+namespace fq_detail {
+
+// The product by one level of Karatsuba on the 192-bit halves (fq_mul_karatsuba, fq_mul_sub_karatsuba;
+// G1's point formulas use them when built with -DCOPROVE_GPU_FQ_KARATSUBA, for measuring): with
+// x = x0 + 2^192 x1 and y likewise, x y = z0 + 2^192 z1 + 2^384 z2 where z0 = x0 y0, z2 = x1 y1 and
+// z1 = (x0 + x1)(y0 + y1) - z0 - z2: three products of six words (108 word products) instead of
+// 144, for about 120 more additions, which run on the integer ALU pipe, not on the multiplier that
+// G1's bucket step keeps 84 % busy (bench/RESULTS.md). The 768-bit product is then reduced by
+// split_reduce (144 word products and 12 for the quotient digits, as fq_mul). The halves' sums have
+// 193 bits: their products are taken over the low 192 bits and the top bits added back
+// (2^192 (cx sy + cy sx) + 2^384 cx cy). scripts/fq_karatsuba_model.py replays the chains word by word.
+
+/// Row b of a six-word product in two accumulators: we[0..5] += (le[0] + le[1] 2^64 + le[2] 2^128) b
+/// and ce += its carry, then wo[0..5] += (lo[0] + ...) b and co += its carry, as one carry chain (as
+/// chain_row_pair).
+__device__ __forceinline__ void chain_half_row_pair(std::uint32_t* we, std::uint32_t& ce, std::uint32_t* wo,
+                                                    std::uint32_t& co, const std::uint32_t (&le)[3],
+                                                    const std::uint32_t (&lo)[3], std::uint32_t b) {
+  asm("mad.lo.cc.u32 %0, %14, %20, %0;\n\t"
+      "madc.hi.cc.u32 %1, %14, %20, %1;\n\t"
+      "madc.lo.cc.u32 %2, %15, %20, %2;\n\t"
+      "madc.hi.cc.u32 %3, %15, %20, %3;\n\t"
+      "madc.lo.cc.u32 %4, %16, %20, %4;\n\t"
+      "madc.hi.cc.u32 %5, %16, %20, %5;\n\t"
+      "addc.cc.u32 %6, %6, 0;\n\t"
+      "madc.lo.cc.u32 %7, %17, %20, %7;\n\t"
+      "madc.hi.cc.u32 %8, %17, %20, %8;\n\t"
+      "madc.lo.cc.u32 %9, %18, %20, %9;\n\t"
+      "madc.hi.cc.u32 %10, %18, %20, %10;\n\t"
+      "madc.lo.cc.u32 %11, %19, %20, %11;\n\t"
+      "madc.hi.cc.u32 %12, %19, %20, %12;\n\t"
+      "addc.u32 %13, %13, 0;"
+      : "+r"(we[0]), "+r"(we[1]), "+r"(we[2]), "+r"(we[3]), "+r"(we[4]), "+r"(we[5]), "+r"(ce),
+        "+r"(wo[0]), "+r"(wo[1]), "+r"(wo[2]), "+r"(wo[3]), "+r"(wo[4]), "+r"(wo[5]), "+r"(co)
+      : "r"(le[0]), "r"(le[1]), "r"(le[2]), "r"(lo[0]), "r"(lo[1]), "r"(lo[2]), "r"(b));
+}
+
+/// z = x y for six-word x and y (twelve words). Row i's products of the even limbs of x land in
+/// disjoint word pairs of e from word i (i even) or of o (i odd: o is a word up), those of the odd
+/// limbs in the other accumulator, as in product_row; each row's carries go to words no earlier row
+/// reached, so none overflows. The first row is plain 64-bit products (no additions).
+__device__ __forceinline__ void product_half(const std::uint32_t (&x)[6], const std::uint32_t (&y)[6],
+                                             std::uint32_t (&z)[12]) {
+  const std::uint32_t xe[3] = {x[0], x[2], x[4]}, xo[3] = {x[1], x[3], x[5]};
+  std::uint32_t e[13], o[11];  // z = sum e[j] 2^(32 j) + sum o[j] 2^(32 (j + 1))
+#pragma unroll
+  for (int k = 0; k < 3; ++k) {
+    const std::uint64_t pe = std::uint64_t(xe[k]) * y[0], po = std::uint64_t(xo[k]) * y[0];
+    e[2 * k] = static_cast<std::uint32_t>(pe);
+    e[2 * k + 1] = static_cast<std::uint32_t>(pe >> 32);
+    o[2 * k] = static_cast<std::uint32_t>(po);
+    o[2 * k + 1] = static_cast<std::uint32_t>(po >> 32);
+  }
+#pragma unroll
+  for (int j = 6; j < 13; ++j) e[j] = 0;
+#pragma unroll
+  for (int j = 6; j < 11; ++j) o[j] = 0;
+#pragma unroll
+  for (int i = 1; i < 6; ++i) {
+    if (i % 2 == 0) {
+      chain_half_row_pair(e + i, e[i + 6], o + i, o[i + 6], xe, xo, y[i]);
+    } else {
+      chain_half_row_pair(o + i - 1, o[i + 5], e + i + 1, e[i + 7], xe, xo, y[i]);
+    }
+  }
+  // z = e + 2^32 o; z < 2^384, so e[12] is 0 and nothing carries out of word 11.
+  z[0] = e[0];
+  asm("add.cc.u32 %0, %11, %22;\n\t"
+      "addc.cc.u32 %1, %12, %23;\n\t"
+      "addc.cc.u32 %2, %13, %24;\n\t"
+      "addc.cc.u32 %3, %14, %25;\n\t"
+      "addc.cc.u32 %4, %15, %26;\n\t"
+      "addc.cc.u32 %5, %16, %27;\n\t"
+      "addc.cc.u32 %6, %17, %28;\n\t"
+      "addc.cc.u32 %7, %18, %29;\n\t"
+      "addc.cc.u32 %8, %19, %30;\n\t"
+      "addc.cc.u32 %9, %20, %31;\n\t"
+      "addc.u32 %10, %21, %32;"
+      : "=r"(z[1]), "=r"(z[2]), "=r"(z[3]), "=r"(z[4]), "=r"(z[5]), "=r"(z[6]), "=r"(z[7]), "=r"(z[8]), "=r"(z[9]), "=r"(z[10]), "=r"(z[11])
+      : "r"(e[1]), "r"(e[2]), "r"(e[3]), "r"(e[4]), "r"(e[5]), "r"(e[6]), "r"(e[7]), "r"(e[8]), "r"(e[9]), "r"(e[10]), "r"(e[11]),
+        "r"(o[0]), "r"(o[1]), "r"(o[2]), "r"(o[3]), "r"(o[4]), "r"(o[5]), "r"(o[6]), "r"(o[7]), "r"(o[8]), "r"(o[9]), "r"(o[10]));
+}
+
+/// s = (low six words of x) + (high six words of x) mod 2^192; returns the carry out (0 or 1).
+__device__ __forceinline__ std::uint32_t halves_sum(const std::uint32_t (&x)[12], std::uint32_t (&s)[6]) {
+  std::uint32_t carry;
+  asm("add.cc.u32 %0, %7, %13;\n\t"
+      "addc.cc.u32 %1, %8, %14;\n\t"
+      "addc.cc.u32 %2, %9, %15;\n\t"
+      "addc.cc.u32 %3, %10, %16;\n\t"
+      "addc.cc.u32 %4, %11, %17;\n\t"
+      "addc.cc.u32 %5, %12, %18;\n\t"
+      "addc.u32 %6, 0, 0;"
+      : "=r"(s[0]), "=r"(s[1]), "=r"(s[2]), "=r"(s[3]), "=r"(s[4]), "=r"(s[5]), "=r"(carry)
+      : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(x[4]), "r"(x[5]), "r"(x[6]), "r"(x[7]), "r"(x[8]), "r"(x[9]), "r"(x[10]), "r"(x[11]));
+  return carry;
+}
+
+/// t = z0 + 2^192 z1 + 2^384 z2 for a product below 2^768 (no carry out).
+__device__ __forceinline__ void assemble_karatsuba(const std::uint32_t (&z0)[12], const std::uint32_t (&z1)[13],
+                                                   const std::uint32_t (&z2)[12], std::uint32_t (&t)[24]) {
+#pragma unroll
+  for (int k = 0; k < 6; ++k) t[k] = z0[k];
+  asm("add.cc.u32 %0, %18, %30;\n\t"
+      "addc.cc.u32 %1, %19, %31;\n\t"
+      "addc.cc.u32 %2, %20, %32;\n\t"
+      "addc.cc.u32 %3, %21, %33;\n\t"
+      "addc.cc.u32 %4, %22, %34;\n\t"
+      "addc.cc.u32 %5, %23, %35;\n\t"
+      "addc.cc.u32 %6, %24, %36;\n\t"
+      "addc.cc.u32 %7, %25, %37;\n\t"
+      "addc.cc.u32 %8, %26, %38;\n\t"
+      "addc.cc.u32 %9, %27, %39;\n\t"
+      "addc.cc.u32 %10, %28, %40;\n\t"
+      "addc.cc.u32 %11, %29, %41;\n\t"
+      "addc.cc.u32 %12, %42, %43;\n\t"
+      "addc.cc.u32 %13, %44, 0;\n\t"
+      "addc.cc.u32 %14, %45, 0;\n\t"
+      "addc.cc.u32 %15, %46, 0;\n\t"
+      "addc.cc.u32 %16, %47, 0;\n\t"
+      "addc.u32 %17, %48, 0;"
+      : "=r"(t[6]), "=r"(t[7]), "=r"(t[8]), "=r"(t[9]), "=r"(t[10]), "=r"(t[11]), "=r"(t[12]), "=r"(t[13]), "=r"(t[14]), "=r"(t[15]), "=r"(t[16]), "=r"(t[17]), "=r"(t[18]), "=r"(t[19]), "=r"(t[20]), "=r"(t[21]), "=r"(t[22]), "=r"(t[23])
+      : "r"(z0[6]), "r"(z0[7]), "r"(z0[8]), "r"(z0[9]), "r"(z0[10]), "r"(z0[11]), "r"(z2[0]), "r"(z2[1]), "r"(z2[2]), "r"(z2[3]), "r"(z2[4]), "r"(z2[5]),
+        "r"(z1[0]), "r"(z1[1]), "r"(z1[2]), "r"(z1[3]), "r"(z1[4]), "r"(z1[5]), "r"(z1[6]), "r"(z1[7]), "r"(z1[8]), "r"(z1[9]), "r"(z1[10]), "r"(z1[11]),
+        "r"(z2[6]), "r"(z1[12]), "r"(z2[7]), "r"(z2[8]), "r"(z2[9]), "r"(z2[10]), "r"(z2[11]));
+}
+
+/// t = x y (24 words) for x and y below 2^384, by one level of Karatsuba.
+__device__ __forceinline__ void karatsuba_product(const std::uint32_t (&x)[12], const std::uint32_t (&y)[12],
+                                                  std::uint32_t (&t)[24]) {
+  std::uint32_t x0[6], x1[6], y0[6], y1[6];
+#pragma unroll
+  for (int k = 0; k < 6; ++k) {
+    x0[k] = x[k];
+    x1[k] = x[k + 6];
+    y0[k] = y[k];
+    y1[k] = y[k + 6];
+  }
+  std::uint32_t sx[6], sy[6];
+  const std::uint32_t cx = halves_sum(x, sx), cy = halves_sum(y, sy);
+  std::uint32_t z0[12], z2[12], m[12];
+  product_half(x0, y0, z0);
+  product_half(x1, y1, z2);
+  product_half(sx, sy, m);
+  // (m, m12) = (x0 + x1)(y0 + y1) = m + 2^192 (cx sy + cy sx) + 2^384 cx cy, below 2^386.
+  std::uint32_t fx[6], fy[6], m12;
+  const std::uint32_t mask_x = 0u - cx, mask_y = 0u - cy;
+#pragma unroll
+  for (int k = 0; k < 6; ++k) {
+    fx[k] = sy[k] & mask_x;
+    fy[k] = sx[k] & mask_y;
+  }
+  asm("add.cc.u32 %0, %0, %7;\n\t"
+      "addc.cc.u32 %1, %1, %8;\n\t"
+      "addc.cc.u32 %2, %2, %9;\n\t"
+      "addc.cc.u32 %3, %3, %10;\n\t"
+      "addc.cc.u32 %4, %4, %11;\n\t"
+      "addc.cc.u32 %5, %5, %12;\n\t"
+      "addc.u32 %6, %19, 0;\n\t"
+      "add.cc.u32 %0, %0, %13;\n\t"
+      "addc.cc.u32 %1, %1, %14;\n\t"
+      "addc.cc.u32 %2, %2, %15;\n\t"
+      "addc.cc.u32 %3, %3, %16;\n\t"
+      "addc.cc.u32 %4, %4, %17;\n\t"
+      "addc.cc.u32 %5, %5, %18;\n\t"
+      "addc.u32 %6, %6, 0;"
+      : "+r"(m[6]), "+r"(m[7]), "+r"(m[8]), "+r"(m[9]), "+r"(m[10]), "+r"(m[11]), "=r"(m12)
+      : "r"(fx[0]), "r"(fx[1]), "r"(fx[2]), "r"(fx[3]), "r"(fx[4]), "r"(fx[5]),
+        "r"(fy[0]), "r"(fy[1]), "r"(fy[2]), "r"(fy[3]), "r"(fy[4]), "r"(fy[5]), "r"(cx & cy));
+  // z1 = m - z0 - z2 = x0 y1 + x1 y0, below 2^385 (13 words; no borrow out).
+  std::uint32_t z1[13];
+  asm("sub.cc.u32 %0, %13, %26;\n\t"
+      "subc.cc.u32 %1, %14, %27;\n\t"
+      "subc.cc.u32 %2, %15, %28;\n\t"
+      "subc.cc.u32 %3, %16, %29;\n\t"
+      "subc.cc.u32 %4, %17, %30;\n\t"
+      "subc.cc.u32 %5, %18, %31;\n\t"
+      "subc.cc.u32 %6, %19, %32;\n\t"
+      "subc.cc.u32 %7, %20, %33;\n\t"
+      "subc.cc.u32 %8, %21, %34;\n\t"
+      "subc.cc.u32 %9, %22, %35;\n\t"
+      "subc.cc.u32 %10, %23, %36;\n\t"
+      "subc.cc.u32 %11, %24, %37;\n\t"
+      "subc.u32 %12, %25, 0;"
+      : "=r"(z1[0]), "=r"(z1[1]), "=r"(z1[2]), "=r"(z1[3]), "=r"(z1[4]), "=r"(z1[5]), "=r"(z1[6]), "=r"(z1[7]), "=r"(z1[8]), "=r"(z1[9]), "=r"(z1[10]), "=r"(z1[11]), "=r"(z1[12])
+      : "r"(m[0]), "r"(m[1]), "r"(m[2]), "r"(m[3]), "r"(m[4]), "r"(m[5]), "r"(m[6]), "r"(m[7]), "r"(m[8]), "r"(m[9]), "r"(m[10]), "r"(m[11]), "r"(m12),
+        "r"(z0[0]), "r"(z0[1]), "r"(z0[2]), "r"(z0[3]), "r"(z0[4]), "r"(z0[5]), "r"(z0[6]), "r"(z0[7]), "r"(z0[8]), "r"(z0[9]), "r"(z0[10]), "r"(z0[11]));
+  asm("sub.cc.u32 %0, %0, %13;\n\t"
+      "subc.cc.u32 %1, %1, %14;\n\t"
+      "subc.cc.u32 %2, %2, %15;\n\t"
+      "subc.cc.u32 %3, %3, %16;\n\t"
+      "subc.cc.u32 %4, %4, %17;\n\t"
+      "subc.cc.u32 %5, %5, %18;\n\t"
+      "subc.cc.u32 %6, %6, %19;\n\t"
+      "subc.cc.u32 %7, %7, %20;\n\t"
+      "subc.cc.u32 %8, %8, %21;\n\t"
+      "subc.cc.u32 %9, %9, %22;\n\t"
+      "subc.cc.u32 %10, %10, %23;\n\t"
+      "subc.cc.u32 %11, %11, %24;\n\t"
+      "subc.u32 %12, %12, 0;"
+      : "+r"(z1[0]), "+r"(z1[1]), "+r"(z1[2]), "+r"(z1[3]), "+r"(z1[4]), "+r"(z1[5]), "+r"(z1[6]), "+r"(z1[7]), "+r"(z1[8]), "+r"(z1[9]), "+r"(z1[10]), "+r"(z1[11]), "+r"(z1[12])
+      : "r"(z2[0]), "r"(z2[1]), "r"(z2[2]), "r"(z2[3]), "r"(z2[4]), "r"(z2[5]), "r"(z2[6]), "r"(z2[7]), "r"(z2[8]), "r"(z2[9]), "r"(z2[10]), "r"(z2[11]));
+  assemble_karatsuba(z0, z1, z2, t);
+}
+
+/// z = x^2 for six-word x (twelve words): the 15 cross products x_i x_j (i < j) once, the sum
+/// doubled, the six squares x_i^2 added (21 word products instead of 36). Cross product x_i x_j sits
+/// at word i + j: those of row i with j = i + 1, i + 3, ... form a chain of pairs in o (a word up)
+/// from word 2i, those with j = i + 2, i + 4, ... one in e from word 2i + 2, each carrying into the
+/// word above its last pair, which at most two earlier rows' carries reached. All nine chains are one
+/// carry chain (as chain_row_pair: each carry word's addition leaves the flag 0), so ptxas keeps them
+/// in order.
+__device__ __forceinline__ void square_half(const std::uint32_t (&x)[6], std::uint32_t (&z)[12]) {
+  std::uint32_t e[11], o[11];  // the cross products: sum e[j] 2^(32 j) + sum o[j] 2^(32 (j + 1))
+#pragma unroll
+  for (int j = 0; j < 11; ++j) e[j] = o[j] = 0;
+  asm("mad.lo.cc.u32 %9, %20, %21, %9;\n\t"
+      "madc.hi.cc.u32 %10, %20, %21, %10;\n\t"
+      "madc.lo.cc.u32 %11, %20, %23, %11;\n\t"
+      "madc.hi.cc.u32 %12, %20, %23, %12;\n\t"
+      "madc.lo.cc.u32 %13, %20, %25, %13;\n\t"
+      "madc.hi.cc.u32 %14, %20, %25, %14;\n\t"
+      "addc.cc.u32 %15, %15, 0;\n\t"
+      "madc.lo.cc.u32 %0, %20, %22, %0;\n\t"
+      "madc.hi.cc.u32 %1, %20, %22, %1;\n\t"
+      "madc.lo.cc.u32 %2, %20, %24, %2;\n\t"
+      "madc.hi.cc.u32 %3, %20, %24, %3;\n\t"
+      "addc.cc.u32 %4, %4, 0;\n\t"
+      "madc.lo.cc.u32 %11, %21, %22, %11;\n\t"
+      "madc.hi.cc.u32 %12, %21, %22, %12;\n\t"
+      "madc.lo.cc.u32 %13, %21, %24, %13;\n\t"
+      "madc.hi.cc.u32 %14, %21, %24, %14;\n\t"
+      "addc.cc.u32 %15, %15, 0;\n\t"
+      "madc.lo.cc.u32 %2, %21, %23, %2;\n\t"
+      "madc.hi.cc.u32 %3, %21, %23, %3;\n\t"
+      "madc.lo.cc.u32 %4, %21, %25, %4;\n\t"
+      "madc.hi.cc.u32 %5, %21, %25, %5;\n\t"
+      "addc.cc.u32 %6, %6, 0;\n\t"
+      "madc.lo.cc.u32 %13, %22, %23, %13;\n\t"
+      "madc.hi.cc.u32 %14, %22, %23, %14;\n\t"
+      "madc.lo.cc.u32 %15, %22, %25, %15;\n\t"
+      "madc.hi.cc.u32 %16, %22, %25, %16;\n\t"
+      "addc.cc.u32 %17, %17, 0;\n\t"
+      "madc.lo.cc.u32 %4, %22, %24, %4;\n\t"
+      "madc.hi.cc.u32 %5, %22, %24, %5;\n\t"
+      "addc.cc.u32 %6, %6, 0;\n\t"
+      "madc.lo.cc.u32 %15, %23, %24, %15;\n\t"
+      "madc.hi.cc.u32 %16, %23, %24, %16;\n\t"
+      "addc.cc.u32 %17, %17, 0;\n\t"
+      "madc.lo.cc.u32 %6, %23, %25, %6;\n\t"
+      "madc.hi.cc.u32 %7, %23, %25, %7;\n\t"
+      "addc.cc.u32 %8, %8, 0;\n\t"
+      "madc.lo.cc.u32 %17, %24, %25, %17;\n\t"
+      "madc.hi.cc.u32 %18, %24, %25, %18;\n\t"
+      "addc.u32 %19, %19, 0;"
+      : "+r"(e[2]), "+r"(e[3]), "+r"(e[4]), "+r"(e[5]), "+r"(e[6]), "+r"(e[7]), "+r"(e[8]), "+r"(e[9]), "+r"(e[10]),
+        "+r"(o[0]), "+r"(o[1]), "+r"(o[2]), "+r"(o[3]), "+r"(o[4]), "+r"(o[5]), "+r"(o[6]), "+r"(o[7]), "+r"(o[8]), "+r"(o[9]), "+r"(o[10])
+      : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(x[4]), "r"(x[5]));
+  // w = e + 2^32 o (e[0], e[1] are 0), below 2^383; z = 2 w + the squares, below 2^384.
+  std::uint32_t w[12];
+  w[0] = 0;
+  w[1] = o[0];
+  asm("add.cc.u32 %0, %10, %19;\n\t"
+      "addc.cc.u32 %1, %11, %20;\n\t"
+      "addc.cc.u32 %2, %12, %21;\n\t"
+      "addc.cc.u32 %3, %13, %22;\n\t"
+      "addc.cc.u32 %4, %14, %23;\n\t"
+      "addc.cc.u32 %5, %15, %24;\n\t"
+      "addc.cc.u32 %6, %16, %25;\n\t"
+      "addc.cc.u32 %7, %17, %26;\n\t"
+      "addc.cc.u32 %8, %18, %27;\n\t"
+      "addc.u32 %9, %28, 0;"
+      : "=r"(w[2]), "=r"(w[3]), "=r"(w[4]), "=r"(w[5]), "=r"(w[6]), "=r"(w[7]), "=r"(w[8]), "=r"(w[9]), "=r"(w[10]), "=r"(w[11])
+      : "r"(e[2]), "r"(e[3]), "r"(e[4]), "r"(e[5]), "r"(e[6]), "r"(e[7]), "r"(e[8]), "r"(e[9]), "r"(e[10]),
+        "r"(o[1]), "r"(o[2]), "r"(o[3]), "r"(o[4]), "r"(o[5]), "r"(o[6]), "r"(o[7]), "r"(o[8]), "r"(o[9]), "r"(o[10]));
+  asm("add.cc.u32 %1, %12, %12;\n\t"
+      "addc.cc.u32 %2, %13, %13;\n\t"
+      "addc.cc.u32 %3, %14, %14;\n\t"
+      "addc.cc.u32 %4, %15, %15;\n\t"
+      "addc.cc.u32 %5, %16, %16;\n\t"
+      "addc.cc.u32 %6, %17, %17;\n\t"
+      "addc.cc.u32 %7, %18, %18;\n\t"
+      "addc.cc.u32 %8, %19, %19;\n\t"
+      "addc.cc.u32 %9, %20, %20;\n\t"
+      "addc.cc.u32 %10, %21, %21;\n\t"
+      "addc.u32 %11, %22, %22;\n\t"
+      "mad.lo.cc.u32 %0, %23, %23, 0;\n\t"
+      "madc.hi.cc.u32 %1, %23, %23, %1;\n\t"
+      "madc.lo.cc.u32 %2, %24, %24, %2;\n\t"
+      "madc.hi.cc.u32 %3, %24, %24, %3;\n\t"
+      "madc.lo.cc.u32 %4, %25, %25, %4;\n\t"
+      "madc.hi.cc.u32 %5, %25, %25, %5;\n\t"
+      "madc.lo.cc.u32 %6, %26, %26, %6;\n\t"
+      "madc.hi.cc.u32 %7, %26, %26, %7;\n\t"
+      "madc.lo.cc.u32 %8, %27, %27, %8;\n\t"
+      "madc.hi.cc.u32 %9, %27, %27, %9;\n\t"
+      "madc.lo.cc.u32 %10, %28, %28, %10;\n\t"
+      "madc.hi.u32 %11, %28, %28, %11;"
+      : "=r"(z[0]), "=r"(z[1]), "=r"(z[2]), "=r"(z[3]), "=r"(z[4]), "=r"(z[5]), "=r"(z[6]), "=r"(z[7]), "=r"(z[8]), "=r"(z[9]), "=r"(z[10]), "=r"(z[11])
+      : "r"(w[1]), "r"(w[2]), "r"(w[3]), "r"(w[4]), "r"(w[5]), "r"(w[6]), "r"(w[7]), "r"(w[8]), "r"(w[9]), "r"(w[10]), "r"(w[11]),
+        "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(x[4]), "r"(x[5]));
+}
+
+/// t = x^2 (24 words) for x below 2^384: z0 = x0^2 and z2 = x1^2 by square_half, z1 = 2 x0 x1
+/// (78 word products, against 108 for karatsuba_product(x, x)).
+__device__ __forceinline__ void karatsuba_square(const std::uint32_t (&x)[12], std::uint32_t (&t)[24]) {
+  std::uint32_t x0[6], x1[6];
+#pragma unroll
+  for (int k = 0; k < 6; ++k) {
+    x0[k] = x[k];
+    x1[k] = x[k + 6];
+  }
+  std::uint32_t z0[12], z2[12], c[12], z1[13];
+  square_half(x0, z0);
+  square_half(x1, z2);
+  product_half(x0, x1, c);
+  asm("add.cc.u32 %0, %13, %13;\n\t"
+      "addc.cc.u32 %1, %14, %14;\n\t"
+      "addc.cc.u32 %2, %15, %15;\n\t"
+      "addc.cc.u32 %3, %16, %16;\n\t"
+      "addc.cc.u32 %4, %17, %17;\n\t"
+      "addc.cc.u32 %5, %18, %18;\n\t"
+      "addc.cc.u32 %6, %19, %19;\n\t"
+      "addc.cc.u32 %7, %20, %20;\n\t"
+      "addc.cc.u32 %8, %21, %21;\n\t"
+      "addc.cc.u32 %9, %22, %22;\n\t"
+      "addc.cc.u32 %10, %23, %23;\n\t"
+      "addc.cc.u32 %11, %24, %24;\n\t"
+      "addc.u32 %12, 0, 0;"
+      : "=r"(z1[0]), "=r"(z1[1]), "=r"(z1[2]), "=r"(z1[3]), "=r"(z1[4]), "=r"(z1[5]), "=r"(z1[6]), "=r"(z1[7]), "=r"(z1[8]), "=r"(z1[9]), "=r"(z1[10]), "=r"(z1[11]), "=r"(z1[12])
+      : "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(c[5]), "r"(c[6]), "r"(c[7]), "r"(c[8]), "r"(c[9]), "r"(c[10]), "r"(c[11]));
+  assemble_karatsuba(z0, z1, z2, t);
+}
+
+/// A 768-bit value (24 words) as fq_split holds it (e, o = 0).
+__device__ __forceinline__ fq_split split_of(const std::uint32_t (&t)[24]) {
+  fq_split s;
+#pragma unroll
+  for (int j = 0; j < 24; ++j) s.e[j] = t[j];
+  s.e[24] = 0;
+#pragma unroll
+  for (int j = 0; j < 23; ++j) s.o[j] = 0;
+  return s;
+}
+
+/// out = x + y over 768 bits (the callers' sums stay below 2^768).
+__device__ __forceinline__ void add_wide(const std::uint32_t (&x)[24], const std::uint32_t (&y)[24],
+                                         std::uint32_t (&out)[24]) {
+  asm("add.cc.u32 %0, %24, %48;\n\t"
+      "addc.cc.u32 %1, %25, %49;\n\t"
+      "addc.cc.u32 %2, %26, %50;\n\t"
+      "addc.cc.u32 %3, %27, %51;\n\t"
+      "addc.cc.u32 %4, %28, %52;\n\t"
+      "addc.cc.u32 %5, %29, %53;\n\t"
+      "addc.cc.u32 %6, %30, %54;\n\t"
+      "addc.cc.u32 %7, %31, %55;\n\t"
+      "addc.cc.u32 %8, %32, %56;\n\t"
+      "addc.cc.u32 %9, %33, %57;\n\t"
+      "addc.cc.u32 %10, %34, %58;\n\t"
+      "addc.cc.u32 %11, %35, %59;\n\t"
+      "addc.cc.u32 %12, %36, %60;\n\t"
+      "addc.cc.u32 %13, %37, %61;\n\t"
+      "addc.cc.u32 %14, %38, %62;\n\t"
+      "addc.cc.u32 %15, %39, %63;\n\t"
+      "addc.cc.u32 %16, %40, %64;\n\t"
+      "addc.cc.u32 %17, %41, %65;\n\t"
+      "addc.cc.u32 %18, %42, %66;\n\t"
+      "addc.cc.u32 %19, %43, %67;\n\t"
+      "addc.cc.u32 %20, %44, %68;\n\t"
+      "addc.cc.u32 %21, %45, %69;\n\t"
+      "addc.cc.u32 %22, %46, %70;\n\t"
+      "addc.u32 %23, %47, %71;"
+      : "=r"(out[0]), "=r"(out[1]), "=r"(out[2]), "=r"(out[3]), "=r"(out[4]), "=r"(out[5]), "=r"(out[6]), "=r"(out[7]), "=r"(out[8]), "=r"(out[9]), "=r"(out[10]), "=r"(out[11]),
+        "=r"(out[12]), "=r"(out[13]), "=r"(out[14]), "=r"(out[15]), "=r"(out[16]), "=r"(out[17]), "=r"(out[18]), "=r"(out[19]), "=r"(out[20]), "=r"(out[21]), "=r"(out[22]), "=r"(out[23])
+      : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(x[4]), "r"(x[5]), "r"(x[6]), "r"(x[7]), "r"(x[8]), "r"(x[9]), "r"(x[10]), "r"(x[11]),
+        "r"(x[12]), "r"(x[13]), "r"(x[14]), "r"(x[15]), "r"(x[16]), "r"(x[17]), "r"(x[18]), "r"(x[19]), "r"(x[20]), "r"(x[21]), "r"(x[22]), "r"(x[23]),
+        "r"(y[0]), "r"(y[1]), "r"(y[2]), "r"(y[3]), "r"(y[4]), "r"(y[5]), "r"(y[6]), "r"(y[7]), "r"(y[8]), "r"(y[9]), "r"(y[10]), "r"(y[11]),
+        "r"(y[12]), "r"(y[13]), "r"(y[14]), "r"(y[15]), "r"(y[16]), "r"(y[17]), "r"(y[18]), "r"(y[19]), "r"(y[20]), "r"(y[21]), "r"(y[22]), "r"(y[23]));
+}
+
+}  // namespace fq_detail
+
+/// a * b * 2^-384 mod p, below 2p for operands below 2p, as fq_mul, by karatsuba_product and
+/// split_reduce (a b < 4p^2).
+__device__ __forceinline__ fq_device fq_mul_karatsuba(const fq_device& a, const fq_device& b) {
+  using namespace fq_detail;
+  std::uint32_t t[24];
+  karatsuba_product(a.limb, b.limb, t);
+  fq_split s = split_of(t);
+  return split_reduce(s);
+}
+
+/// a^2 2^-384 mod p, below 2p for a below 2p, by karatsuba_square and split_reduce.
+__device__ __forceinline__ fq_device fq_sqr_karatsuba(const fq_device& a) {
+  using namespace fq_detail;
+  std::uint32_t t[24];
+  karatsuba_square(a.limb, t);
+  fq_split s = split_of(t);
+  return split_reduce(s);
+}
+
+/// a b - c d mod p, below 2p, for operands below 2p, as fq_mul_sub, with its two products by
+/// karatsuba_product.
+__device__ __forceinline__ fq_device fq_mul_sub_karatsuba(const fq_device& a, const fq_device& b,
+                                                          const fq_device& c, const fq_device& d) {
+  using namespace fq_detail;
+  std::uint32_t two_p[12], c_neg[12];
+#pragma unroll
+  for (int j = 0; j < 12; ++j) two_p[j] = two_p_word(j);
+  sub_words(two_p, c.limb, c_neg);  // 2p - c > 0: no borrow
+  std::uint32_t ab[24], cd[24], sum[24];
+  karatsuba_product(a.limb, b.limb, ab);
+  karatsuba_product(c_neg, d.limb, cd);
+  add_wide(ab, cd, sum);  // below 8 p^2
+  fq_split s = split_of(sum);
+  return split_reduce(s);
 }
 
 namespace fq_detail {
