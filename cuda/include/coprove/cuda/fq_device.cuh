@@ -112,7 +112,7 @@ __device__ __forceinline__ void chain_row(std::uint32_t* a, std::uint32_t& carry
 /// (the callers' carry words hold a few carries at most), so the flag entering the second part is 0;
 /// linking the parts through it keeps ptxas from interleaving two independent chains, whose carry
 /// flags it would otherwise park in registers once its seven predicates run out (scripts/sass_mix.py
-/// counts those moves: 43 in split_reduce alone with the parts apart, none linked).
+/// counts those moves).
 __device__ __forceinline__ void chain_row_pair(std::uint32_t* we, std::uint32_t& ce, std::uint32_t* wo,
                                                std::uint32_t& co, const std::uint32_t (&le)[6],
                                                const std::uint32_t (&lo)[6], std::uint32_t b) {
@@ -399,15 +399,21 @@ struct fq_split {
 __device__ __forceinline__ void product_row(fq_split& t, const std::uint32_t (&even)[6], const std::uint32_t (&odd)[6],
                                             std::uint32_t yi, int i) {
   if (i % 2 == 0) {
-    chain_row_pair(t.e + i, t.e[i + 12], t.o + i, t.o[i + 12], even, odd, yi);
+    chain_row(t.e + i, t.e[i + 12], even, yi);
+    chain_row(t.o + i, t.o[i + 12], odd, yi);
   } else {
-    chain_row_pair(t.o + i - 1, t.o[i + 11], t.e + i + 1, t.e[i + 13], even, odd, yi);
+    chain_row(t.o + i - 1, t.o[i + 11], even, yi);
+    chain_row(t.e + i + 1, t.e[i + 13], odd, yi);
   }
 }
 
 /// t 2^-384 mod p for t below 8 p^2: below 2p. Round i merges the word at position i (e[i], o[i - 1]
 /// and the carry of merging position i - 1), clears it with m p, m = word (-p^-1) mod 2^32, and
-/// leaves the carries of its chains at positions i + 12 and i + 13 in k.
+/// leaves the carries of its chains at positions i + 12 and i + 13 in k. Linked: a round's two chains
+/// as one (chain_row_pair), which the Karatsuba products need: apart, ptxas interleaves them with the
+/// products' chains (G1's level-0 kernel with -DCOPROVE_GPU_FQ_KARATSUBA: 443 carry-flag moves
+/// instead of 18). fq_mul_sub keeps them apart, as it ran on the H200.
+template <bool Linked = false>
 __device__ __forceinline__ fq_device split_reduce(fq_split& t) {
   std::uint32_t p_even[6], p_odd[6];
 #pragma unroll
@@ -435,10 +441,20 @@ __device__ __forceinline__ fq_device split_reduce(fq_split& t) {
     const std::uint32_t m = w * p_inv;
     if (i % 2 == 0) {
       t.e[i] = w;
-      chain_row_pair(t.e + i, k[i + 12], t.o + i, k[i + 13], p_even, p_odd, m);
+      if constexpr (Linked) {
+        chain_row_pair(t.e + i, k[i + 12], t.o + i, k[i + 13], p_even, p_odd, m);
+      } else {
+        chain_row(t.e + i, k[i + 12], p_even, m);
+        chain_row(t.o + i, k[i + 13], p_odd, m);
+      }
     } else {
       t.o[i - 1] = w;
-      chain_row_pair(t.o + i - 1, k[i + 12], t.e + i + 1, k[i + 13], p_even, p_odd, m);
+      if constexpr (Linked) {
+        chain_row_pair(t.o + i - 1, k[i + 12], t.e + i + 1, k[i + 13], p_even, p_odd, m);
+      } else {
+        chain_row(t.o + i - 1, k[i + 12], p_even, m);
+        chain_row(t.e + i + 1, k[i + 13], p_odd, m);
+      }
     }
   }
   // Positions 12..23: e[12..23] + o[11..22] + k[12..23] and the last merge's carry; nothing reaches
@@ -872,7 +888,7 @@ __device__ __forceinline__ fq_device fq_mul_karatsuba(const fq_device& a, const 
   std::uint32_t t[24];
   karatsuba_product(a.limb, b.limb, t);
   fq_split s = split_of(t);
-  return split_reduce(s);
+  return split_reduce<true>(s);
 }
 
 /// a^2 2^-384 mod p, below 2p for a below 2p, by karatsuba_square and split_reduce.
@@ -881,7 +897,7 @@ __device__ __forceinline__ fq_device fq_sqr_karatsuba(const fq_device& a) {
   std::uint32_t t[24];
   karatsuba_square(a.limb, t);
   fq_split s = split_of(t);
-  return split_reduce(s);
+  return split_reduce<true>(s);
 }
 
 /// a b - c d mod p, below 2p, for operands below 2p, as fq_mul_sub, with its two products by
@@ -898,7 +914,7 @@ __device__ __forceinline__ fq_device fq_mul_sub_karatsuba(const fq_device& a, co
   karatsuba_product(c_neg, d.limb, cd);
   add_wide(ab, cd, sum);  // below 8 p^2
   fq_split s = split_of(sum);
-  return split_reduce(s);
+  return split_reduce<true>(s);
 }
 
 namespace fq_detail {
