@@ -177,7 +177,11 @@ def chain_row_pair(h, we, ce, wo, co, le, lo, b):
     asm(h, "chain_row_pair", 0, refs=("ce", "co"), we=we, ce=ce, wo=wo, co=co, le=le, lo=lo, b=b)
 
 
-def split_reduce(h, t):
+def chain_row(h, a, carry, l, b):
+    asm(h, "chain_row", 0, refs=("carry",), a=a, carry=carry, l=l, b=b)
+
+
+def split_reduce(h, t, linked):
     p_even, p_odd = P_WORDS[0::2], P_WORDS[1::2]
     k = [0] * 25
     carry = 0
@@ -190,10 +194,18 @@ def split_reduce(h, t):
         m = (w * P_INV) % M
         if i % 2 == 0:
             t.e[i] = w
-            chain_row_pair(h, Ptr(t.e, i), Ptr(k, i + 12), Ptr(t.o, i), Ptr(k, i + 13), p_even, p_odd, m)
+            if linked:
+                chain_row_pair(h, Ptr(t.e, i), Ptr(k, i + 12), Ptr(t.o, i), Ptr(k, i + 13), p_even, p_odd, m)
+            else:
+                chain_row(h, Ptr(t.e, i), Ptr(k, i + 12), p_even, m)
+                chain_row(h, Ptr(t.o, i), Ptr(k, i + 13), p_odd, m)
         else:
             t.o[i - 1] = w
-            chain_row_pair(h, Ptr(t.o, i - 1), Ptr(k, i + 12), Ptr(t.e, i + 1), Ptr(k, i + 13), p_even, p_odd, m)
+            if linked:
+                chain_row_pair(h, Ptr(t.o, i - 1), Ptr(k, i + 12), Ptr(t.e, i + 1), Ptr(k, i + 13), p_even, p_odd, m)
+            else:
+                chain_row(h, Ptr(t.o, i - 1), Ptr(k, i + 12), p_even, m)
+                chain_row(h, Ptr(t.e, i + 1), Ptr(k, i + 13), p_odd, m)
     k[12] = (k[12] + carry) % M
     high_e, high_o, carries = t.e[12:24], t.o[11:23], k[12:24]
     total = [0] * 12
@@ -215,9 +227,11 @@ def sub_words(h, x, y, d):
 
 def product_row(h, t, even, odd, yi, i):
     if i % 2 == 0:
-        chain_row_pair(h, Ptr(t.e, i), Ptr(t.e, i + 12), Ptr(t.o, i), Ptr(t.o, i + 12), even, odd, yi)
+        chain_row(h, Ptr(t.e, i), Ptr(t.e, i + 12), even, yi)
+        chain_row(h, Ptr(t.o, i), Ptr(t.o, i + 12), odd, yi)
     else:
-        chain_row_pair(h, Ptr(t.o, i - 1), Ptr(t.o, i + 11), Ptr(t.e, i + 1), Ptr(t.e, i + 13), even, odd, yi)
+        chain_row(h, Ptr(t.o, i - 1), Ptr(t.o, i + 11), even, yi)
+        chain_row(h, Ptr(t.e, i + 1), Ptr(t.e, i + 13), odd, yi)
 
 
 def fq_mul_sub(h, a, b, c, d):
@@ -228,7 +242,7 @@ def fq_mul_sub(h, a, b, c, d):
     for i in range(12):
         product_row(h, t, a[0::2], a[1::2], b[i], i)
         product_row(h, t, c_neg[0::2], c_neg[1::2], d[i], i)
-    return split_reduce(h, t)
+    return split_reduce(h, t, linked=False)
 
 
 def chain_half_row_pair(h, we, ce, wo, co, le, lo, b):
@@ -318,13 +332,13 @@ def add_wide(h, x, y):
 def fq_mul_karatsuba(h, a, b):
     t = karatsuba_product(h, a, b)
     assert value(t) == value(a) * value(b), "karatsuba_product"
-    return split_reduce(h, split_of(t))
+    return split_reduce(h, split_of(t), linked=True)
 
 
 def fq_sqr_karatsuba(h, a):
     t = karatsuba_square(h, a)
     assert value(t) == value(a) ** 2, "karatsuba_square"
-    return split_reduce(h, split_of(t))
+    return split_reduce(h, split_of(t), linked=True)
 
 
 def fq_mul_sub_karatsuba(h, a, b, c, d):
@@ -334,7 +348,7 @@ def fq_mul_sub_karatsuba(h, a, b, c, d):
     ab, cd = karatsuba_product(h, a, b), karatsuba_product(h, c_neg, d)
     total = add_wide(h, ab, cd)
     assert value(total) == value(a) * value(b) + (2 * P - value(c)) * value(d) < 8 * P * P, "a b + (2p - c) d"
-    return split_reduce(h, split_of(total))
+    return split_reduce(h, split_of(total), linked=True)
 
 
 def fq_mul(h, a, b):
@@ -355,10 +369,10 @@ def _mul_round(h, e, o, a, bi, first):
             e[j], e[j + 1] = (a[j] * bi) % M, (a[j] * bi) // M
     else:
         asm(h, "mul_round", 0, e=e, o=o, a=a, bi=bi)
-        asm(h, "chain_row", 0, refs=("carry",), a=e, carry=Ptr(o, 11), l=a[0::2], b=bi)
+        chain_row(h, e, Ptr(o, 11), a[0::2], bi)
     m = (e[0] * P_INV) % M
     asm(h, "mul_round", 1, o=o, modulus_limbs=P_WORDS, m=m)
-    asm(h, "chain_row", 0, refs=("carry",), a=e, carry=Ptr(o, 11), l=P_WORDS[0::2], b=m)
+    chain_row(h, e, Ptr(o, 11), P_WORDS[0::2], m)
 
 
 # --- the checks -----------------------------------------------------------------------------------
