@@ -7,7 +7,7 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build git curl ca-certificates \
   libboost1.81-dev libboost-log1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev \
-  libboost-thread1.81-dev catch2 clang libclang-rt-14-dev >/dev/null
+  libboost-thread1.81-dev catch2 clang libclang-rt-14-dev python3 >/dev/null
 echo "setup: packages installed"
 
 # Node.js and the npm packages that the tests cross-check against (@noble/curves, snarkjs), into the

@@ -509,7 +509,7 @@ namespace fq_detail {
 // G1's bucket step keeps 84 % busy (bench/RESULTS.md). The 768-bit product is then reduced by
 // split_reduce (144 word products and 12 for the quotient digits, as fq_mul). The halves' sums have
 // 193 bits: their products are taken over the low 192 bits and the top bits added back
-// (2^192 (cx sy + cy sx) + 2^384 cx cy). scripts/fq_karatsuba_model.py replays the chains word by word.
+// (2^192 (cx sy + cy sx) + 2^384 cx cy). scripts/fq_ptx_replay.py replays the chains word by word.
 
 /// Row b of a six-word product in two accumulators: we[0..5] += (le[0] + le[1] 2^64 + le[2] 2^128) b
 /// and ce += its carry, then wo[0..5] += (lo[0] + ...) b and co += its carry, as one carry chain (as

@@ -14,7 +14,7 @@ products equal x y exactly; over the edges below 2p (0, 1, p - 1, p, p + 1, 2p -
 192-bit halves have the largest sums) and random values below 2p. A sabotage check edits one
 operand number of one chain and expects the replay to fail.
 
-Usage: scripts/fq_karatsuba_model.py [RANDOM_INPUTS]   (default 500: about a minute)
+Usage: scripts/fq_ptx_replay.py [RANDOM_INPUTS]   (default 500: about a minute)
 """
 import os
 import random
@@ -415,7 +415,7 @@ def main():
     except AssertionError:
         pass
     else:
-        sys.exit("fq_karatsuba_model: a broken chain went unnoticed")
+        sys.exit("fq_ptx_replay: a broken chain went unnoticed")
     print(f"fq_device.cuh's PTX replayed: {len(pairs)} products (fq_mul and fq_mul_karatsuba), {len(values)} squares,"
           f" {len(pairs) - 1} differences of products (fq_mul_sub and fq_mul_sub_karatsuba): all below 2p and right;"
           " a broken chain is noticed")
