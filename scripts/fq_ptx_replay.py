@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs fq_device.cuh's own PTX on the CPU: the Karatsuba products (karatsuba_product,
-karatsuba_square; fq_mul_karatsuba, fq_sqr_karatsuba, fq_mul_sub_karatsuba) and, as a check of this
-replay itself, fq_mul and fq_mul_sub, which the H200 ran.
+karatsuba_square; fq_mul_karatsuba, fq_sqr_karatsuba, fq_mul_sub_karatsuba, fq2_mul_lazy) and, as a
+check of this replay itself, fq_mul and fq_mul_sub, which the H200 ran.
 
 Each asm statement of the header is read from the header (its PTX text and its operand list) and
 executed by a small interpreter of the instructions it uses (mad/madc .lo/.hi, add/addc, sub/subc,
@@ -9,9 +9,10 @@ with and without .cc; 32-bit words, one carry flag that does not outlive the sta
 around the statements (loops, which words a chain works on) is written out below, function by
 function, as in the header. So a wrong operand number, a chain on the wrong words or a carry that
 overflows its word shows as a wrong value here, before any device time. Checked: every result is
-below 2p and congruent to the product (a b, a^2, a b - c d times 2^-384 mod p), and the 768-bit
-products equal x y exactly; over the edges below 2p (0, 1, p - 1, p, p + 1, 2p - 1, values whose
-192-bit halves have the largest sums) and random values below 2p. A sabotage check edits one
+below 2p and congruent to the product (a b, a^2, a b - c d, (a + c u)(b + d u) times 2^-384 mod p),
+and the 768-bit products equal x y exactly; over the edges below 2p (0, 1, p - 1, p, p + 1, 2p - 1,
+values whose 192-bit halves have the largest sums) and random values below 2p. (4p^2, which
+fq2_mul_lazy adds, is the header's constexpr; a static_assert there checks it two ways.) A sabotage check edits one
 operand number of one chain and expects the replay to fail.
 
 Usage: scripts/fq_ptx_replay.py [RANDOM_INPUTS]   (default 500: about a minute)
@@ -351,6 +352,31 @@ def fq_mul_sub_karatsuba(h, a, b, c, d):
     return split_reduce(h, split_of(total), linked=True)
 
 
+def sub_wide(h, x, y):
+    out = [0] * 24
+    asm(h, "sub_wide", 0, x=x, y=y, out=out)
+    return out
+
+
+FOUR_P_SQUARED = words(4 * P * P, 24)
+
+
+def fq2_mul_lazy(h, a0, a1, b0, b1):
+    sum_a, sum_b = [0] * 12, [0] * 12
+    add_words(h, a0, a1, sum_a)
+    add_words(h, b0, b1, sum_b)
+    s = karatsuba_product(h, sum_a, sum_b)
+    t = karatsuba_product(h, a0, b0)
+    c1 = sub_wide(h, s, t)
+    c0 = add_wide(h, t, FOUR_P_SQUARED)
+    t = karatsuba_product(h, a1, b1)
+    s = sub_wide(h, c1, t)
+    c1 = sub_wide(h, c0, t)
+    assert value(c1) == value(a0) * value(b0) + 4 * P * P - value(a1) * value(b1) < 8 * P * P, "c0 wide"
+    assert value(s) == value(a0) * value(b1) + value(a1) * value(b0), "c1 wide"
+    return split_reduce(h, split_of(c1), linked=True), split_reduce(h, split_of(s), linked=True)
+
+
 def fq_mul(h, a, b):
     """fq_mul's word-by-word rounds (the H200 ran this): checks the replay itself."""
     x, y = [0] * 12, [0] * 12
@@ -390,6 +416,10 @@ def check(h, values, pairs):
     for a in values:
         fq(fq_sqr_karatsuba(h, words(a, 12)), a * a * R_INV)
     for (a, b), (c, d) in zip(pairs, pairs[1:]):
+        # (a + c u)(b + d u) in Fq2 = Fq[u] / (u^2 + 1)
+        r0, r1 = fq2_mul_lazy(h, words(a, 12), words(c, 12), words(b, 12), words(d, 12))
+        fq(r0, (a * b - c * d) * R_INV)
+        fq(r1, (a * d + c * b) * R_INV)
         want = (a * b - c * d) * R_INV
         fq(fq_mul_sub(h, words(a, 12), words(b, 12), words(c, 12), words(d, 12)), want)
         fq(fq_mul_sub_karatsuba(h, words(a, 12), words(b, 12), words(c, 12), words(d, 12)), want)
@@ -417,8 +447,8 @@ def main():
     else:
         sys.exit("fq_ptx_replay: a broken chain went unnoticed")
     print(f"fq_device.cuh's PTX replayed: {len(pairs)} products (fq_mul and fq_mul_karatsuba), {len(values)} squares,"
-          f" {len(pairs) - 1} differences of products (fq_mul_sub and fq_mul_sub_karatsuba): all below 2p and right;"
-          " a broken chain is noticed")
+          f" {len(pairs) - 1} differences of products (fq_mul_sub and fq_mul_sub_karatsuba) and products in Fq2"
+          " (fq2_mul_lazy): all below 2p and right; a broken chain is noticed")
 
 
 if __name__ == "__main__":

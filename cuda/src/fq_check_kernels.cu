@@ -55,6 +55,9 @@ __global__ void fq_ops_kernel(const fq_device* a, const fq_device* b, fq_device*
     o[11] = fq_reduce(uv.c1);
     o[12] = fq_reduce(uu.c0);
     o[13] = fq_reduce(uu.c1);
+    const fq2_device lazy = fq2_mul_lazy(u, v);
+    o[22] = fq_reduce(lazy.c0);
+    o[23] = fq_reduce(lazy.c1);
   }
 }
 

@@ -504,7 +504,8 @@ TEST_CASE("Fq on the GPU takes and keeps values below 2p and equals the CPU's on
       const field::fq2 u{x, *fq_raw::element(a[i + 1])}, v{y, *fq_raw::element(b[i + 1])};
       const field::fq2 uv = u * v, uu = u.square();
       ok2 = ok2 && fq_raw::element(o[8]) == uv.c0 && fq_raw::element(o[9]) == uv.c1 && o[10] == uv.c0.limbs &&
-            o[11] == uv.c1.limbs && o[12] == uu.c0.limbs && o[13] == uu.c1.limbs;
+            o[11] == uv.c1.limbs && o[12] == uu.c0.limbs && o[13] == uu.c1.limbs && o[22] == uv.c0.limbs &&
+            o[23] == uv.c1.limbs;
     }
     if (!ok || !ok2) {
       if (wrong++ < 4) UNSCOPED_INFO("element " << i << " wrong (Fq " << ok << ", a b - c d and Fq2 " << ok2 << ")");

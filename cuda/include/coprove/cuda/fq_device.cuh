@@ -879,6 +879,96 @@ __device__ __forceinline__ void add_wide(const std::uint32_t (&x)[24], const std
         "r"(y[12]), "r"(y[13]), "r"(y[14]), "r"(y[15]), "r"(y[16]), "r"(y[17]), "r"(y[18]), "r"(y[19]), "r"(y[20]), "r"(y[21]), "r"(y[22]), "r"(y[23]));
 }
 
+
+/// out = x - y over 768 bits (the callers' differences are not negative).
+__device__ __forceinline__ void sub_wide(const std::uint32_t (&x)[24], const std::uint32_t (&y)[24],
+                                         std::uint32_t (&out)[24]) {
+  asm("sub.cc.u32 %0, %24, %48;\n\t"
+      "subc.cc.u32 %1, %25, %49;\n\t"
+      "subc.cc.u32 %2, %26, %50;\n\t"
+      "subc.cc.u32 %3, %27, %51;\n\t"
+      "subc.cc.u32 %4, %28, %52;\n\t"
+      "subc.cc.u32 %5, %29, %53;\n\t"
+      "subc.cc.u32 %6, %30, %54;\n\t"
+      "subc.cc.u32 %7, %31, %55;\n\t"
+      "subc.cc.u32 %8, %32, %56;\n\t"
+      "subc.cc.u32 %9, %33, %57;\n\t"
+      "subc.cc.u32 %10, %34, %58;\n\t"
+      "subc.cc.u32 %11, %35, %59;\n\t"
+      "subc.cc.u32 %12, %36, %60;\n\t"
+      "subc.cc.u32 %13, %37, %61;\n\t"
+      "subc.cc.u32 %14, %38, %62;\n\t"
+      "subc.cc.u32 %15, %39, %63;\n\t"
+      "subc.cc.u32 %16, %40, %64;\n\t"
+      "subc.cc.u32 %17, %41, %65;\n\t"
+      "subc.cc.u32 %18, %42, %66;\n\t"
+      "subc.cc.u32 %19, %43, %67;\n\t"
+      "subc.cc.u32 %20, %44, %68;\n\t"
+      "subc.cc.u32 %21, %45, %69;\n\t"
+      "subc.cc.u32 %22, %46, %70;\n\t"
+      "subc.u32 %23, %47, %71;"
+      : "=r"(out[0]), "=r"(out[1]), "=r"(out[2]), "=r"(out[3]), "=r"(out[4]), "=r"(out[5]), "=r"(out[6]), "=r"(out[7]), "=r"(out[8]), "=r"(out[9]), "=r"(out[10]), "=r"(out[11]),
+        "=r"(out[12]), "=r"(out[13]), "=r"(out[14]), "=r"(out[15]), "=r"(out[16]), "=r"(out[17]), "=r"(out[18]), "=r"(out[19]), "=r"(out[20]), "=r"(out[21]), "=r"(out[22]), "=r"(out[23])
+      : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(x[4]), "r"(x[5]), "r"(x[6]), "r"(x[7]), "r"(x[8]), "r"(x[9]), "r"(x[10]), "r"(x[11]),
+        "r"(x[12]), "r"(x[13]), "r"(x[14]), "r"(x[15]), "r"(x[16]), "r"(x[17]), "r"(x[18]), "r"(x[19]), "r"(x[20]), "r"(x[21]), "r"(x[22]), "r"(x[23]),
+        "r"(y[0]), "r"(y[1]), "r"(y[2]), "r"(y[3]), "r"(y[4]), "r"(y[5]), "r"(y[6]), "r"(y[7]), "r"(y[8]), "r"(y[9]), "r"(y[10]), "r"(y[11]),
+        "r"(y[12]), "r"(y[13]), "r"(y[14]), "r"(y[15]), "r"(y[16]), "r"(y[17]), "r"(y[18]), "r"(y[19]), "r"(y[20]), "r"(y[21]), "r"(y[22]), "r"(y[23]));
+}
+
+/// A 768-bit constant.
+struct wide_words {
+  std::uint32_t w[24];
+};
+
+/// 4 p^2 (below 2^764), from p's words.
+__host__ __device__ constexpr wide_words four_p_squared_words() {
+  wide_words r{};
+  for (int i = 0; i < 12; ++i) {
+    std::uint64_t carry = 0;
+    for (int j = 0; j < 12; ++j) {
+      const std::uint64_t t = std::uint64_t{p_word(i)} * p_word(j) + r.w[i + j] + carry;
+      r.w[i + j] = static_cast<std::uint32_t>(t);
+      carry = t >> 32;
+    }
+    r.w[i + 12] = static_cast<std::uint32_t>(carry);
+  }
+  std::uint32_t below = 0;
+  for (int k = 0; k < 24; ++k) {
+    const std::uint32_t v = r.w[k];
+    r.w[k] = (v << 2) | (below >> 30);
+    below = v;
+  }
+  return r;
+}
+/// four_p_squared_words() against p^2 by columns (product scanning) times 4: another way to the same words.
+__host__ __device__ constexpr bool four_p_squared_by_columns() {
+  std::uint32_t square[24] = {};
+  std::uint64_t low = 0, high = 0;  // the column sum with what the columns below carried: high 2^64 + low
+  for (int k = 0; k < 24; ++k) {
+    for (int i = 0; i < 12; ++i) {
+      if (k - i < 0 || k - i > 11) continue;
+      const std::uint64_t product = std::uint64_t{p_word(i)} * p_word(k - i);
+      low += product;
+      if (low < product) ++high;
+    }
+    square[k] = static_cast<std::uint32_t>(low);
+    low = (low >> 32) | (high << 32);
+    high >>= 32;
+  }
+  const wide_words r = four_p_squared_words();
+  for (int k = 0; k < 24; ++k)
+    if (r.w[k] != ((square[k] << 2) | (k == 0 ? 0u : square[k - 1] >> 30))) return false;
+  return true;
+}
+static_assert(four_p_squared_words().w[0] == 0x71c638e4u && four_p_squared_words().w[23] == 0x0a90de92u &&
+                  four_p_squared_by_columns(),
+              "4 p^2's words");
+
+/// 4 p^2 in constant memory, where the additions read it as operands (as immediates, ptxas puts it in
+/// registers: fq2_mul with -DCOPROVE_GPU_FQ_KARATSUBA then saves and restores 80 bytes a call instead
+/// of 32). A template, so that only a translation unit that uses it (fq2_mul_lazy) holds it.
+template <int = 0>
+__constant__ wide_words four_p_squared = four_p_squared_words();
 }  // namespace fq_detail
 
 /// a * b * 2^-384 mod p, below 2p for operands below 2p, as fq_mul, by karatsuba_product and
@@ -947,6 +1037,39 @@ __device__ __forceinline__ fq2_device fq2_sub(const fq2_device& a, const fq2_dev
 }
 __device__ __forceinline__ fq2_device fq2_neg(const fq2_device& a) { return {fq_neg(a.c0), fq_neg(a.c1)}; }
 __device__ __forceinline__ fq2_device fq2_dbl(const fq2_device& a) { return {fq_dbl(a.c0), fq_dbl(a.c1)}; }
+/// (a0 + a1 u)(b0 + b1 u) with two reductions instead of three (G2's products with
+/// -DCOPROVE_GPU_FQ_KARATSUBA): s = (a0 + a1)(b0 + b1), the sums not reduced (below 4p < 2^384),
+/// t0 = a0 b0 and t1 = a1 b1 as 768-bit products by karatsuba_product; c1 = s - t0 - t1 =
+/// a0 b1 + a1 b0 and c0 = t0 + 4p^2 - t1, both below 8p^2, each reduced once. Each product is
+/// folded into c0 and c1 as soon as it is made, so that at most two 768-bit values wait beside the
+/// one being made (the function is called, and what it holds it saves and restores).
+template <int = 0>  // a template, so that four_p_squared is instantiated only where this is used
+__device__ __forceinline__ fq2_device fq2_mul_lazy(const fq2_device& a, const fq2_device& b) {
+  using namespace fq_detail;
+  std::uint32_t sum_a[12], sum_b[12], s[24];
+  add_words(a.c0.limb, a.c1.limb, sum_a);
+  add_words(b.c0.limb, b.c1.limb, sum_b);
+  karatsuba_product(sum_a, sum_b, s);
+  std::uint32_t t[24], c0[24], c1[24];
+  karatsuba_product(a.c0.limb, b.c0.limb, t);
+  sub_wide(s, t, c1);
+  add_wide(t, four_p_squared<>.w, c0);
+  karatsuba_product(a.c1.limb, b.c1.limb, t);
+  sub_wide(c1, t, s);
+  sub_wide(c0, t, c1);
+  fq_split split0 = split_of(c1);
+  const fq_device r0 = split_reduce<true>(split0);
+  fq_split split1 = split_of(s);
+  return {r0, split_reduce<true>(split1)};
+}
+
+#if defined(COPROVE_GPU_FQ_KARATSUBA)
+COPROVE_FQ2_PRODUCT fq2_device fq2_mul(const fq2_device a, const fq2_device b) { return fq2_mul_lazy(a, b); }
+/// (c0 + c1)(c0 - c1) + 2 c0 c1 u: two products.
+COPROVE_FQ2_PRODUCT fq2_device fq2_sqr(const fq2_device a) {
+  return {fq_mul_karatsuba(fq_add(a.c0, a.c1), fq_sub(a.c0, a.c1)), fq_mul_karatsuba(fq_dbl(a.c0), a.c1)};
+}
+#else
 /// Karatsuba: three products of Fq.
 COPROVE_FQ2_PRODUCT fq2_device fq2_mul(const fq2_device a, const fq2_device b) {
   const fq_device v0 = fq_mul(a.c0, b.c0);
@@ -958,6 +1081,7 @@ COPROVE_FQ2_PRODUCT fq2_device fq2_mul(const fq2_device a, const fq2_device b) {
 COPROVE_FQ2_PRODUCT fq2_device fq2_sqr(const fq2_device a) {
   return {fq_mul(fq_add(a.c0, a.c1), fq_sub(a.c0, a.c1)), fq_mul(fq_dbl(a.c0), a.c1)};
 }
+#endif
 /// 1 / (c0 + c1 u) = (c0 - c1 u) / (c0^2 + c1^2) (0 for 0).
 __device__ __forceinline__ fq2_device fq2_inv(const fq2_device& a) {
   const fq_device t = fq_inv(fq_add(fq_sqr(a.c0), fq_sqr(a.c1)));
