@@ -209,7 +209,7 @@ __device__ __forceinline__ affine_device<F> load_base(const affine_device<F>* ba
 // registers, which spilled).
 
 // With -DCOPROVE_GPU_FQ_KARATSUBA G1's bucket step needs 179 registers, which would leave two blocks an
-// SM; capped at three blocks (168 registers) it spills 20 bytes (ptxas 13.0).
+// SM; capped at three blocks (168 registers) it spills 16 bytes (ptxas 13.0).
 #if defined(COPROVE_GPU_FQ_KARATSUBA)
 #define COPROVE_LEVEL0_G1_BOUNDS __launch_bounds__(128, 3)
 #else
