@@ -501,8 +501,9 @@ __device__ __forceinline__ fq_device fq_mul_sub(const fq_device& a, const fq_dev
 
 namespace fq_detail {
 
-// The product by one level of Karatsuba on the 192-bit halves (fq_mul_karatsuba, fq_mul_sub_karatsuba;
-// G1's point formulas use them when built with -DCOPROVE_GPU_FQ_KARATSUBA, for measuring): with
+// The product by one level of Karatsuba on the 192-bit halves (fq_mul_karatsuba, fq_sqr_karatsuba,
+// fq_mul_sub_karatsuba, and in Fq2 fq2_mul_lazy; the point formulas use them when built with
+// -DCOPROVE_GPU_FQ_KARATSUBA, for measuring): with
 // x = x0 + 2^192 x1 and y likewise, x y = z0 + 2^192 z1 + 2^384 z2 where z0 = x0 y0, z2 = x1 y1 and
 // z1 = (x0 + x1)(y0 + y1) - z0 - z2: three products of six words (108 word products) instead of
 // 144, for about 120 more additions, which run on the integer ALU pipe, not on the multiplier that
@@ -940,7 +941,8 @@ __host__ __device__ constexpr wide_words four_p_squared_words() {
   }
   return r;
 }
-/// four_p_squared_words() against p^2 by columns (product scanning) times 4: another way to the same words.
+/// four_p_squared_words() against p^2 by columns (product scanning) times 4: the same words another
+/// way.
 __host__ __device__ constexpr bool four_p_squared_by_columns() {
   std::uint32_t square[24] = {};
   std::uint64_t low = 0, high = 0;  // the column sum with what the columns below carried: high 2^64 + low
