@@ -320,8 +320,8 @@ def karatsuba_square(h, x):
     return assemble_karatsuba(h, z0, z1, z2)
 
 
-def split_of(t):
-    return SimpleNamespace(e=list(t) + [0], o=[0] * 23)
+def reduce_wide(h, t):
+    return split_reduce(h, SimpleNamespace(e=list(t) + [0], o=[0] * 23), linked=True)
 
 
 def add_wide(h, x, y):
@@ -333,13 +333,13 @@ def add_wide(h, x, y):
 def fq_mul_karatsuba(h, a, b):
     t = karatsuba_product(h, a, b)
     assert value(t) == value(a) * value(b), "karatsuba_product"
-    return split_reduce(h, split_of(t), linked=True)
+    return reduce_wide(h, t)
 
 
 def fq_sqr_karatsuba(h, a):
     t = karatsuba_square(h, a)
     assert value(t) == value(a) ** 2, "karatsuba_square"
-    return split_reduce(h, split_of(t), linked=True)
+    return reduce_wide(h, t)
 
 
 def fq_mul_sub_karatsuba(h, a, b, c, d):
@@ -349,7 +349,7 @@ def fq_mul_sub_karatsuba(h, a, b, c, d):
     ab, cd = karatsuba_product(h, a, b), karatsuba_product(h, c_neg, d)
     total = add_wide(h, ab, cd)
     assert value(total) == value(a) * value(b) + (2 * P - value(c)) * value(d) < 8 * P * P, "a b + (2p - c) d"
-    return split_reduce(h, split_of(total), linked=True)
+    return reduce_wide(h, total)
 
 
 def sub_wide(h, x, y):
@@ -374,7 +374,7 @@ def fq2_mul_lazy(h, a0, a1, b0, b1):
     c1 = sub_wide(h, c0, t)
     assert value(c1) == value(a0) * value(b0) + 4 * P * P - value(a1) * value(b1) < 8 * P * P, "c0 wide"
     assert value(s) == value(a0) * value(b1) + value(a1) * value(b0), "c1 wide"
-    return split_reduce(h, split_of(c1), linked=True), split_reduce(h, split_of(s), linked=True)
+    return reduce_wide(h, c1), reduce_wide(h, s)
 
 
 def fq_mul(h, a, b):

@@ -834,15 +834,16 @@ __device__ __forceinline__ void karatsuba_square(const std::uint32_t (&x)[12], s
   assemble_karatsuba(z0, z1, z2, t);
 }
 
-/// A 768-bit value (24 words) as fq_split holds it (e, o = 0).
-__device__ __forceinline__ fq_split split_of(const std::uint32_t (&t)[24]) {
+/// t 2^-384 mod p for a 768-bit t below 8 p^2 (24 words), below 2p: t as fq_split holds it (e = t,
+/// o = 0), reduced by split_reduce with its chains linked.
+__device__ __forceinline__ fq_device reduce_wide(const std::uint32_t (&t)[24]) {
   fq_split s;
 #pragma unroll
   for (int j = 0; j < 24; ++j) s.e[j] = t[j];
   s.e[24] = 0;
 #pragma unroll
   for (int j = 0; j < 23; ++j) s.o[j] = 0;
-  return s;
+  return split_reduce<true>(s);
 }
 
 /// out = x + y over 768 bits (the callers' sums stay below 2^768).
@@ -979,8 +980,7 @@ __device__ __forceinline__ fq_device fq_mul_karatsuba(const fq_device& a, const 
   using namespace fq_detail;
   std::uint32_t t[24];
   karatsuba_product(a.limb, b.limb, t);
-  fq_split s = split_of(t);
-  return split_reduce<true>(s);
+  return reduce_wide(t);
 }
 
 /// a^2 2^-384 mod p, below 2p for a below 2p, by karatsuba_square and split_reduce.
@@ -988,8 +988,7 @@ __device__ __forceinline__ fq_device fq_sqr_karatsuba(const fq_device& a) {
   using namespace fq_detail;
   std::uint32_t t[24];
   karatsuba_square(a.limb, t);
-  fq_split s = split_of(t);
-  return split_reduce<true>(s);
+  return reduce_wide(t);
 }
 
 /// a b - c d mod p, below 2p, for operands below 2p, as fq_mul_sub, with its two products by
@@ -1005,8 +1004,7 @@ __device__ __forceinline__ fq_device fq_mul_sub_karatsuba(const fq_device& a, co
   karatsuba_product(a.limb, b.limb, ab);
   karatsuba_product(c_neg, d.limb, cd);
   add_wide(ab, cd, sum);  // below 8 p^2
-  fq_split s = split_of(sum);
-  return split_reduce<true>(s);
+  return reduce_wide(sum);
 }
 
 namespace fq_detail {
@@ -1059,10 +1057,8 @@ __device__ __forceinline__ fq2_device fq2_mul_lazy(const fq2_device& a, const fq
   karatsuba_product(a.c1.limb, b.c1.limb, t);
   sub_wide(c1, t, s);
   sub_wide(c0, t, c1);
-  fq_split split0 = split_of(c1);
-  const fq_device r0 = split_reduce<true>(split0);
-  fq_split split1 = split_of(s);
-  return {r0, split_reduce<true>(split1)};
+  const fq_device r0 = reduce_wide(c1);
+  return {r0, reduce_wide(s)};
 }
 
 #if defined(COPROVE_GPU_FQ_KARATSUBA)
