@@ -208,9 +208,10 @@ __device__ __forceinline__ affine_device<F> load_base(const affine_device<F>* ba
 // registers), G2's since its Fq2 products are called functions (level 0 in spans 3.4 % faster than in
 // registers, which spilled).
 
-// With -DCOPROVE_GPU_FQ_KARATSUBA G1's bucket step needs 179 registers, which would leave two blocks an
-// SM; capped at three blocks (168 registers) it spills 16 bytes (ptxas 13.0).
-#if defined(COPROVE_GPU_FQ_KARATSUBA)
+// With -DCOPROVE_GPU_G1_KARATSUBA (or -DCOPROVE_GPU_FQ_KARATSUBA) G1's bucket step needs 179
+// registers, which would leave two blocks an SM; capped at three blocks (168 registers) it spills 16
+// bytes (ptxas 13.0).
+#if defined(COPROVE_GPU_G1_KARATSUBA)
 #define COPROVE_LEVEL0_G1_BOUNDS __launch_bounds__(128, 3)
 #else
 #define COPROVE_LEVEL0_G1_BOUNDS __launch_bounds__(128)

@@ -22,8 +22,8 @@ template <class F>
 struct field_ops;
 
 // G1's products: fq_mul's interleaved rounds, or one level of Karatsuba with
-// -DCOPROVE_GPU_FQ_KARATSUBA (for measuring; fq_device.cuh, where the same knob gives G2's Fq2
-// products two reductions instead of three).
+// -DCOPROVE_GPU_G1_KARATSUBA or -DCOPROVE_GPU_FQ_KARATSUBA (for measuring; fq_device.cuh, where
+// the latter also gives G2's Fq2 products two reductions instead of three).
 template <>
 struct field_ops<fq_device> {
   static __device__ __forceinline__ fq_device zero() { return fq_zero(); }
@@ -33,7 +33,7 @@ struct field_ops<fq_device> {
   static __device__ __forceinline__ fq_device sub(const fq_device& a, const fq_device& b) { return fq_sub(a, b); }
   static __device__ __forceinline__ fq_device dbl(const fq_device& a) { return fq_dbl(a); }
   static __device__ __forceinline__ fq_device neg(const fq_device& a) { return fq_neg(a); }
-#if defined(COPROVE_GPU_FQ_KARATSUBA)
+#if defined(COPROVE_GPU_G1_KARATSUBA)
   static __device__ __forceinline__ fq_device mul(const fq_device& a, const fq_device& b) {
     return fq_mul_karatsuba(a, b);
   }

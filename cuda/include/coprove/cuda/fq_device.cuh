@@ -37,6 +37,19 @@
 #define COPROVE_FQ2_PRODUCT __device__ __noinline__ inline
 #endif
 
+// Products by Karatsuba, for measuring: -DCOPROVE_GPU_FQ_KARATSUBA turns on both halves,
+// -DCOPROVE_GPU_G1_KARATSUBA only G1's (fq_mul_karatsuba, fq_sqr_karatsuba and
+// fq_mul_sub_karatsuba in curve_device.cuh's field_ops<fq_device>), -DCOPROVE_GPU_G2_FQ2_LAZY only
+// G2's (fq2_mul_lazy, fq2_sqr over fq_mul_karatsuba), so that a device call can weigh each alone.
+#if defined(COPROVE_GPU_FQ_KARATSUBA)
+#ifndef COPROVE_GPU_G1_KARATSUBA
+#define COPROVE_GPU_G1_KARATSUBA 1
+#endif
+#ifndef COPROVE_GPU_G2_FQ2_LAZY
+#define COPROVE_GPU_G2_FQ2_LAZY 1
+#endif
+#endif
+
 namespace coprove::cuda {
 
 // 16-byte aligned (the size is a multiple of 16), so that points load and store as 16-byte accesses.
@@ -1061,7 +1074,7 @@ __device__ __forceinline__ fq2_device fq2_mul_lazy(const fq2_device& a, const fq
   return {r0, reduce_wide(s)};
 }
 
-#if defined(COPROVE_GPU_FQ_KARATSUBA)
+#if defined(COPROVE_GPU_G2_FQ2_LAZY)
 COPROVE_FQ2_PRODUCT fq2_device fq2_mul(const fq2_device a, const fq2_device b) { return fq2_mul_lazy(a, b); }
 /// (c0 + c1)(c0 - c1) + 2 c0 c1 u: two products.
 COPROVE_FQ2_PRODUCT fq2_device fq2_sqr(const fq2_device a) {
