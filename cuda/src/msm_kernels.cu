@@ -211,7 +211,7 @@ __device__ __forceinline__ affine_device<F> load_base(const affine_device<F>* ba
 // With -DCOPROVE_GPU_G1_KARATSUBA (or -DCOPROVE_GPU_FQ_KARATSUBA) G1's bucket step needs 179
 // registers, which would leave two blocks an SM; capped at three blocks (168 registers) it spills 16
 // bytes (ptxas 13.0).
-#if defined(COPROVE_GPU_G1_KARATSUBA)
+#if defined(COPROVE_GPU_G1_KARATSUBA) || defined(COPROVE_GPU_G1_KARATSUBA_MUL_SUB) || defined(COPROVE_GPU_G1_KARATSUBA_SQR)
 #define COPROVE_LEVEL0_G1_BOUNDS __launch_bounds__(128, 3)
 #else
 #define COPROVE_LEVEL0_G1_BOUNDS __launch_bounds__(128)
