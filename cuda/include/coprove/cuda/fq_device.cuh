@@ -409,23 +409,14 @@ struct fq_split {
 
 /// t += x y_i 2^(32 i), row i of a product (t's words that row i reaches first hold at most the
 /// carries of earlier rows, so the chains' carry words cannot overflow for up to eight products).
-template <bool Linked = false>
 __device__ __forceinline__ void product_row(fq_split& t, const std::uint32_t (&even)[6], const std::uint32_t (&odd)[6],
                                             std::uint32_t yi, int i) {
   if (i % 2 == 0) {
-    if constexpr (Linked) {
-      chain_row_pair(t.e + i, t.e[i + 12], t.o + i, t.o[i + 12], even, odd, yi);
-    } else {
-      chain_row(t.e + i, t.e[i + 12], even, yi);
-      chain_row(t.o + i, t.o[i + 12], odd, yi);
-    }
+    chain_row(t.e + i, t.e[i + 12], even, yi);
+    chain_row(t.o + i, t.o[i + 12], odd, yi);
   } else {
-    if constexpr (Linked) {
-      chain_row_pair(t.o + i - 1, t.o[i + 11], t.e + i + 1, t.e[i + 13], even, odd, yi);
-    } else {
-      chain_row(t.o + i - 1, t.o[i + 11], even, yi);
-      chain_row(t.e + i + 1, t.e[i + 13], odd, yi);
-    }
+    chain_row(t.o + i - 1, t.o[i + 11], even, yi);
+    chain_row(t.e + i + 1, t.e[i + 13], odd, yi);
   }
 }
 
@@ -497,11 +488,6 @@ __device__ __forceinline__ fq_device split_reduce(fq_split& t) {
 
 }  // namespace fq_detail
 
-#if defined(COPROVE_GPU_FQ_MUL_SUB_LINKED)
-inline constexpr bool mul_sub_linked = true;
-#else
-inline constexpr bool mul_sub_linked = false;
-#endif
 /// a b - c d mod p, below 2p, for operands below 2p: one reduction of a b + (2p - c) d.
 __device__ __forceinline__ fq_device fq_mul_sub(const fq_device& a, const fq_device& b, const fq_device& c,
                                                 const fq_device& d) {
@@ -520,10 +506,10 @@ __device__ __forceinline__ fq_device fq_mul_sub(const fq_device& a, const fq_dev
   for (int j = 0; j < 23; ++j) t.o[j] = 0;
 #pragma unroll
   for (int i = 0; i < 12; ++i) {
-    product_row<mul_sub_linked>(t, a_even, a_odd, b.limb[i], i);
-    product_row<mul_sub_linked>(t, c_even, c_odd, d.limb[i], i);
+    product_row(t, a_even, a_odd, b.limb[i], i);
+    product_row(t, c_even, c_odd, d.limb[i], i);
   }
-  return split_reduce<mul_sub_linked>(t);
+  return split_reduce(t);
 }
 
 namespace fq_detail {
