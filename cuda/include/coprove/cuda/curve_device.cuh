@@ -22,8 +22,8 @@ template <class F>
 struct field_ops;
 
 // G1's products: fq_mul's interleaved rounds, or one level of Karatsuba with
-// -DCOPROVE_GPU_G1_KARATSUBA or -DCOPROVE_GPU_FQ_KARATSUBA (for measuring; fq_device.cuh, where
-// the latter also gives G2's Fq2 products two reductions instead of three).
+// -DCOPROVE_GPU_G1_KARATSUBA (all three), -DCOPROVE_GPU_G1_KARATSUBA_SQR (squares) or
+// -DCOPROVE_GPU_G1_KARATSUBA_MUL_SUB (a b - c d), for measuring (fq_device.cuh says what they cost).
 template <>
 struct field_ops<fq_device> {
   static __device__ __forceinline__ fq_device zero() { return fq_zero(); }

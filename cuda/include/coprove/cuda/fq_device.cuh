@@ -37,10 +37,12 @@
 #define COPROVE_FQ2_PRODUCT __device__ __noinline__ inline
 #endif
 
-// Products by Karatsuba, for measuring: -DCOPROVE_GPU_FQ_KARATSUBA turns on both halves,
-// -DCOPROVE_GPU_G1_KARATSUBA only G1's (fq_mul_karatsuba, fq_sqr_karatsuba and
-// fq_mul_sub_karatsuba in curve_device.cuh's field_ops<fq_device>), -DCOPROVE_GPU_G2_FQ2_LAZY only
-// G2's (fq2_mul_lazy, fq2_sqr over fq_mul_karatsuba), so that a device call can weigh each alone.
+// Products by Karatsuba, for measuring (on an H200 G1's MSM was 17 % slower with them and G2's 6 %:
+// more instructions than the loop's instruction supply keeps up with, bench/RESULTS.md):
+// -DCOPROVE_GPU_FQ_KARATSUBA turns on both halves, -DCOPROVE_GPU_G1_KARATSUBA only G1's
+// (fq_mul_karatsuba, fq_sqr_karatsuba and fq_mul_sub_karatsuba in curve_device.cuh's
+// field_ops<fq_device>; -DCOPROVE_GPU_G1_KARATSUBA_SQR and _MUL_SUB one of them alone),
+// -DCOPROVE_GPU_G2_FQ2_LAZY only G2's (fq2_mul_lazy, fq2_sqr over fq_mul_karatsuba).
 #if defined(COPROVE_GPU_FQ_KARATSUBA)
 #ifndef COPROVE_GPU_G1_KARATSUBA
 #define COPROVE_GPU_G1_KARATSUBA 1
