@@ -208,11 +208,10 @@ __device__ __forceinline__ affine_device<F> load_base(const affine_device<F>* ba
 // registers), G2's since its Fq2 products are called functions (level 0 in spans 3.4 % faster than in
 // registers, which spilled).
 
-// With -DCOPROVE_GPU_G1_KARATSUBA (or -DCOPROVE_GPU_FQ_KARATSUBA) G1's bucket step needs 179
+// With -DCOPROVE_GPU_G1_KARATSUBA (which sets _SQR and _MUL_SUB) G1's bucket step needs 179
 // registers, which would leave two blocks an SM; capped at three blocks (168 registers) it spills 16
 // bytes (ptxas 13.0); with _SQR and _MUL_SUB together 176, capped 168 and 52 bytes spilled.
-#if defined(COPROVE_GPU_G1_KARATSUBA) || defined(COPROVE_GPU_G1_KARATSUBA_MUL_SUB) || \
-    defined(COPROVE_GPU_G1_KARATSUBA_SQR)
+#if defined(COPROVE_GPU_G1_KARATSUBA_SQR) || defined(COPROVE_GPU_G1_KARATSUBA_MUL_SUB)
 #define COPROVE_LEVEL0_G1_BOUNDS __launch_bounds__(128, 3)
 #else
 #define COPROVE_LEVEL0_G1_BOUNDS __launch_bounds__(128)

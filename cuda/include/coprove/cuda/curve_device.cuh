@@ -43,13 +43,13 @@ struct field_ops<fq_device> {
   /// a b - c d, with one reduction.
   static __device__ __forceinline__ fq_device mul_sub(const fq_device& a, const fq_device& b, const fq_device& c,
                                                       const fq_device& d) {
-#if defined(COPROVE_GPU_G1_KARATSUBA) || defined(COPROVE_GPU_G1_KARATSUBA_MUL_SUB)
+#if defined(COPROVE_GPU_G1_KARATSUBA_MUL_SUB)
     return fq_mul_sub_karatsuba(a, b, c, d);
 #else
     return fq_mul_sub(a, b, c, d);
 #endif
   }
-#if defined(COPROVE_GPU_G1_KARATSUBA) || defined(COPROVE_GPU_G1_KARATSUBA_SQR)
+#if defined(COPROVE_GPU_G1_KARATSUBA_SQR)
   static __device__ __forceinline__ fq_device sqr(const fq_device& a) { return fq_sqr_karatsuba(a); }
 #else
   static __device__ __forceinline__ fq_device sqr(const fq_device& a) { return fq_sqr(a); }

@@ -51,6 +51,14 @@
 #define COPROVE_GPU_G2_FQ2_LAZY 1
 #endif
 #endif
+#if defined(COPROVE_GPU_G1_KARATSUBA)
+#ifndef COPROVE_GPU_G1_KARATSUBA_SQR
+#define COPROVE_GPU_G1_KARATSUBA_SQR 1
+#endif
+#ifndef COPROVE_GPU_G1_KARATSUBA_MUL_SUB
+#define COPROVE_GPU_G1_KARATSUBA_MUL_SUB 1
+#endif
+#endif
 
 namespace coprove::cuda {
 
