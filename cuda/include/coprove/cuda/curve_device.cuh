@@ -24,6 +24,40 @@ struct field_ops;
 // G1's products: fq_mul's interleaved rounds, or one level of Karatsuba with
 // -DCOPROVE_GPU_G1_KARATSUBA (all three), -DCOPROVE_GPU_G1_KARATSUBA_SQR (squares) or
 // -DCOPROVE_GPU_G1_KARATSUBA_MUL_SUB (a b - c d), for measuring (fq_device.cuh says what they cost).
+// They are inline; -DCOPROVE_GPU_G1_CALLED_PRODUCTS makes them functions the kernels call, as G2's
+// are, for measuring: G1's level-0 kernel then holds each product once (2,738 instructions instead
+// of 6,984; 118 registers, no stack frame; ptxas 13.0), so that a product with more instructions,
+// such as Karatsuba's, no longer multiplies the loop's machine code.
+#if defined(COPROVE_GPU_G1_CALLED_PRODUCTS)
+#define COPROVE_G1_PRODUCT __device__ __noinline__ inline
+#else
+#define COPROVE_G1_PRODUCT __device__ __forceinline__
+#endif
+namespace g1_products {
+COPROVE_G1_PRODUCT fq_device mul(const fq_device a, const fq_device b) {
+#if defined(COPROVE_GPU_G1_KARATSUBA)
+  return fq_mul_karatsuba(a, b);
+#else
+  return fq_mul(a, b);
+#endif
+}
+COPROVE_G1_PRODUCT fq_device sqr(const fq_device a) {
+#if defined(COPROVE_GPU_G1_KARATSUBA_SQR)
+  return fq_sqr_karatsuba(a);
+#else
+  return fq_sqr(a);
+#endif
+}
+/// a b - c d, with one reduction.
+COPROVE_G1_PRODUCT fq_device mul_sub(const fq_device a, const fq_device b, const fq_device c, const fq_device d) {
+#if defined(COPROVE_GPU_G1_KARATSUBA_MUL_SUB)
+  return fq_mul_sub_karatsuba(a, b, c, d);
+#else
+  return fq_mul_sub(a, b, c, d);
+#endif
+}
+}  // namespace g1_products
+
 template <>
 struct field_ops<fq_device> {
   static __device__ __forceinline__ fq_device zero() { return fq_zero(); }
@@ -33,27 +67,15 @@ struct field_ops<fq_device> {
   static __device__ __forceinline__ fq_device sub(const fq_device& a, const fq_device& b) { return fq_sub(a, b); }
   static __device__ __forceinline__ fq_device dbl(const fq_device& a) { return fq_dbl(a); }
   static __device__ __forceinline__ fq_device neg(const fq_device& a) { return fq_neg(a); }
-#if defined(COPROVE_GPU_G1_KARATSUBA)
   static __device__ __forceinline__ fq_device mul(const fq_device& a, const fq_device& b) {
-    return fq_mul_karatsuba(a, b);
+    return g1_products::mul(a, b);
   }
-#else
-  static __device__ __forceinline__ fq_device mul(const fq_device& a, const fq_device& b) { return fq_mul(a, b); }
-#endif
   /// a b - c d, with one reduction.
   static __device__ __forceinline__ fq_device mul_sub(const fq_device& a, const fq_device& b, const fq_device& c,
                                                       const fq_device& d) {
-#if defined(COPROVE_GPU_G1_KARATSUBA_MUL_SUB)
-    return fq_mul_sub_karatsuba(a, b, c, d);
-#else
-    return fq_mul_sub(a, b, c, d);
-#endif
+    return g1_products::mul_sub(a, b, c, d);
   }
-#if defined(COPROVE_GPU_G1_KARATSUBA_SQR)
-  static __device__ __forceinline__ fq_device sqr(const fq_device& a) { return fq_sqr_karatsuba(a); }
-#else
-  static __device__ __forceinline__ fq_device sqr(const fq_device& a) { return fq_sqr(a); }
-#endif
+  static __device__ __forceinline__ fq_device sqr(const fq_device& a) { return g1_products::sqr(a); }
   static __device__ __forceinline__ fq_device inv(const fq_device& a) { return fq_inv(a); }
   static __device__ __forceinline__ fq_device reduce(const fq_device& a) { return fq_reduce(a); }
 };
