@@ -204,11 +204,11 @@ __device__ __forceinline__ affine_device<F> load_base(const affine_device<F>* ba
 }
 
 // Level 0 keeps each thread's accumulator in shared memory, in both groups, as measured on an H200
-// (bench/RESULTS.md): G1's with add_mixed_shared at 134 registers instead of 168 (3 % faster than in
-// registers), G2's since its Fq2 products are called functions (level 0 in spans 3.4 % faster than in
-// registers, which spilled).
+// (bench/RESULTS.md): G1's with add_mixed_shared (with its products inline, 134 registers instead of
+// 168 and 3 % faster than in registers; with them called, 118), G2's since its Fq2 products are
+// called functions (level 0 in spans 3.4 % faster than in registers, which spilled).
 
-// With -DCOPROVE_GPU_G1_KARATSUBA (which sets _SQR and _MUL_SUB) G1's bucket step needs 179
+// With -DCOPROVE_GPU_G1_KARATSUBA (which sets _SQR and _MUL_SUB) and the products inline G1's bucket step needs 179
 // registers, which would leave two blocks an SM; capped at three blocks (168 registers) it spills 16
 // bytes (ptxas 13.0); with _SQR and _MUL_SUB together 176, capped 168 and 52 bytes spilled.
 #if defined(COPROVE_GPU_G1_KARATSUBA_SQR) || defined(COPROVE_GPU_G1_KARATSUBA_MUL_SUB)

@@ -29,8 +29,8 @@
 // (measured on an H200, bench/RESULTS.md: G2's MSM 5 % faster than with them inline, where G2's
 // bucket step inlined about 28 Fq products, some 330 KB of machine code, and its later levels
 // spilled); -DCOPROVE_GPU_FQ2_INLINE builds them inline, for measuring. Their operands are passed by
-// value, so that a call passes them in registers. The Fq product stays inline (as a call it saves
-// and restores half its registers each time: ptxas 13.0 spills 448 bytes in it).
+// value, so that a call passes them in registers. Inside them the Fq product is inline; G1's point
+// formulas call theirs (curve_device.cuh, g1_products).
 #if defined(COPROVE_GPU_FQ2_INLINE)
 #define COPROVE_FQ2_PRODUCT __device__ __forceinline__
 #else
