@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <vector>
 
@@ -150,12 +151,13 @@ constexpr unsigned P1_THREADS = 256, P1_PER = 8;  // scalars a thread
 __device__ __forceinline__ std::uint32_t entry_of(unsigned w, std::size_t n, std::size_t i, bool neg) {
   return static_cast<std::uint32_t>(w * n + i) | (neg ? 0x80000000u : 0u);
 }
-/// Calls f(window, key) for each entry of this block's scalars, in the same order each time.
-template <class F>
-__device__ __forceinline__ void for_block_entries(const std::uint32_t* sc, std::size_t n, F&& f) {
-  const std::size_t first = std::size_t{blockIdx.x} * P1_THREADS * P1_PER;
-  for (unsigned k = 0; k < P1_PER; ++k) {
-    const std::size_t i = first + k * P1_THREADS + threadIdx.x;
+/// Calls f(scalar, window, key) for each entry of this block's Threads * Per scalars, in the same order
+/// each time.
+template <unsigned Threads, unsigned Per, class F>
+__device__ __forceinline__ void for_tile_entries(const std::uint32_t* sc, std::size_t n, F&& f) {
+  const std::size_t first = std::size_t{blockIdx.x} * Threads * Per;
+  for (unsigned k = 0; k < Per; ++k) {
+    const std::size_t i = first + k * Threads + threadIdx.x;
     if (i >= n) break;
     std::uint32_t s[8];
     load(sc, i, n, s);
@@ -170,7 +172,8 @@ __device__ __forceinline__ void for_block_entries(const std::uint32_t* sc, std::
 __device__ __forceinline__ void count_block_bins(const std::uint32_t* sc, std::size_t n, std::uint32_t* h) {
   for (unsigned t = threadIdx.x; t < BINS; t += blockDim.x) h[t] = 0;
   __syncthreads();
-  for_block_entries(sc, n, [&](std::size_t, unsigned, const wkey& key) { atomicAdd(&h[key.group >> BIN_SHIFT], 1u); });
+  for_tile_entries<P1_THREADS, P1_PER>(
+      sc, n, [&](std::size_t, unsigned, const wkey& key) { atomicAdd(&h[key.group >> BIN_SHIFT], 1u); });
   __syncthreads();
 }
 __global__ void bin_count_k(const std::uint32_t* sc, std::size_t n, std::uint32_t* bin_hist) {
@@ -187,20 +190,20 @@ __global__ void pass1_k(const std::uint32_t* sc, std::size_t n, std::uint32_t* b
     h[t] = 0;
   }
   __syncthreads();
-  for_block_entries(sc, n, [&](std::size_t i, unsigned w, const wkey& key) {
+  for_tile_entries<P1_THREADS, P1_PER>(sc, n, [&](std::size_t i, unsigned w, const wkey& key) {
     const unsigned b = key.group >> BIN_SHIFT;
     temp[base[b] + atomicAdd(&h[b], 1u)] = make_uint2(entry_of(w, n, i, key.neg), key.group);
   });
 }
 constexpr unsigned TILE = 1u << 16, P2_THREADS = 512;
 // tiles[b] = ceil(bin entries / TILE); after the scan, tile_start.
-__global__ void tile_count_k(const std::uint32_t* bin_off, std::uint32_t* tiles) {
+__global__ void tile_count_k(const std::uint32_t* bin_off, std::uint32_t* tiles, std::uint32_t tile) {
   const unsigned b = threadIdx.x;
-  if (b < BINS) tiles[b] = (bin_off[b + 1] - bin_off[b] + TILE - 1) / TILE;
+  if (b < BINS) tiles[b] = (bin_off[b + 1] - bin_off[b] + tile - 1) / tile;
   if (b == BINS) tiles[b] = 0;
 }
 __device__ __forceinline__ bool tile_range(const std::uint32_t* bin_off, const std::uint32_t* tile_start, unsigned& bin,
-                                           std::uint32_t& begin, std::uint32_t& end) {
+                                           std::uint32_t& begin, std::uint32_t& end, std::uint32_t tile = TILE) {
   const std::uint32_t t = blockIdx.x;
   if (t >= tile_start[BINS]) return false;
   unsigned lo = 0, hi = BINS;
@@ -212,8 +215,8 @@ __device__ __forceinline__ bool tile_range(const std::uint32_t* bin_off, const s
       hi = mid;
   }
   bin = lo;
-  begin = bin_off[lo] + (t - tile_start[lo]) * TILE;
-  end = min(begin + TILE, bin_off[lo + 1]);
+  begin = bin_off[lo] + (t - tile_start[lo]) * tile;
+  end = min(begin + tile, bin_off[lo + 1]);
   return true;
 }
 /// h[g] = this tile's entries in group g of its bin (h: BIN_GROUPS words of shared memory).
@@ -225,11 +228,11 @@ __device__ __forceinline__ void count_tile_groups(const uint2* temp, std::uint32
   __syncthreads();
 }
 __global__ void group_count_k(const uint2* temp, const std::uint32_t* bin_off, const std::uint32_t* tile_start,
-                              std::uint32_t* group_hist) {
+                              std::uint32_t* group_hist, std::uint32_t tile = TILE) {
   __shared__ std::uint32_t h[BIN_GROUPS];
   unsigned bin;
   std::uint32_t begin, end;
-  if (!tile_range(bin_off, tile_start, bin, begin, end)) return;
+  if (!tile_range(bin_off, tile_start, bin, begin, end, tile)) return;
   count_tile_groups(temp, begin, end, h);
   for (unsigned t = threadIdx.x; t < BIN_GROUPS; t += blockDim.x)
     if (h[t]) atomicAdd(group_hist + (bin << BIN_SHIFT) + t, h[t]);
@@ -250,6 +253,79 @@ __global__ void pass2_k(const uint2* temp, const std::uint32_t* bin_off, const s
     const uint2 e = temp[k];
     const unsigned g = e.y & (BIN_GROUPS - 1);
     entries[base[g] + atomicAdd(&h[g], 1u)] = e.x;
+  }
+}
+
+// ---- The same two passes with each block's writes staged in shared memory ----
+// Each block sorts its entries by destination in shared memory (counts, a block scan, ranks), then
+// writes them out with consecutive threads at consecutive places of each run.
+constexpr unsigned S1_THREADS = 256, S1_PER = 4, S1_ENTRIES = S1_THREADS * S1_PER * W;
+static_assert(S1_THREADS == BINS, "one bin a thread in pass 1's scan");
+__global__ void __launch_bounds__(S1_THREADS)
+    pass1_staged_k(const std::uint32_t* sc, std::size_t n, std::uint32_t* bin_cursor, uint2* temp) {
+  extern __shared__ uint2 staged[];
+  __shared__ std::uint32_t h[BINS], local[BINS], base[BINS];
+  using scan_t = cub::BlockScan<std::uint32_t, S1_THREADS>;
+  __shared__ typename scan_t::TempStorage scan_storage;
+  h[threadIdx.x] = 0;
+  __syncthreads();
+  for_tile_entries<S1_THREADS, S1_PER>(
+      sc, n, [&](std::size_t, unsigned, const wkey& key) { atomicAdd(&h[key.group >> BIN_SHIFT], 1u); });
+  __syncthreads();
+  const std::uint32_t mine = h[threadIdx.x];
+  std::uint32_t before = 0, all = 0;
+  scan_t(scan_storage).ExclusiveSum(mine, before, all);
+  local[threadIdx.x] = before;
+  base[threadIdx.x] = mine != 0 ? atomicAdd(bin_cursor + threadIdx.x, mine) : 0u;
+  h[threadIdx.x] = 0;
+  __syncthreads();
+  for_tile_entries<S1_THREADS, S1_PER>(sc, n, [&](std::size_t i, unsigned w, const wkey& key) {
+    const unsigned b = key.group >> BIN_SHIFT;
+    staged[local[b] + atomicAdd(&h[b], 1u)] = make_uint2(entry_of(w, n, i, key.neg), key.group);
+  });
+  __syncthreads();
+  for (std::uint32_t k = threadIdx.x; k < all; k += S1_THREADS) {
+    const uint2 e = staged[k];
+    const unsigned b = e.y >> BIN_SHIFT;
+    temp[base[b] + k - local[b]] = e;
+  }
+}
+constexpr unsigned S2_THREADS = 1024, S2_TILE = 1u << 15;
+constexpr std::size_t S2_SHARED = std::size_t{S2_TILE} * 6;  // entries (4 bytes) and their groups (2)
+__global__ void __launch_bounds__(S2_THREADS)
+    pass2_staged_k(const uint2* temp, const std::uint32_t* bin_off, const std::uint32_t* tile_start,
+                   std::uint32_t* cursor, std::uint32_t* entries) {
+  extern __shared__ std::uint32_t staged_entries[];
+  auto* staged_groups = reinterpret_cast<std::uint16_t*>(staged_entries + S2_TILE);
+  __shared__ std::uint32_t h[BIN_GROUPS], local[BIN_GROUPS], base[BIN_GROUPS];
+  using scan_t = cub::BlockScan<std::uint32_t, S2_THREADS>;
+  __shared__ typename scan_t::TempStorage scan_storage;
+  unsigned bin;
+  std::uint32_t begin, end;
+  if (!tile_range(bin_off, tile_start, bin, begin, end, S2_TILE)) return;
+  count_tile_groups(temp, begin, end, h);
+  constexpr unsigned per = BIN_GROUPS / S2_THREADS;
+  std::uint32_t mine[per], before[per];
+  for (unsigned k = 0; k < per; ++k) mine[k] = h[threadIdx.x * per + k];
+  scan_t(scan_storage).ExclusiveSum(mine, before);
+  for (unsigned k = 0; k < per; ++k) {
+    const unsigned g = threadIdx.x * per + k;
+    local[g] = before[k];
+    base[g] = mine[k] != 0 ? atomicAdd(cursor + (bin << BIN_SHIFT) + g, mine[k]) : 0u;
+    h[g] = 0;
+  }
+  __syncthreads();
+  for (std::uint32_t k = begin + threadIdx.x; k < end; k += S2_THREADS) {
+    const uint2 e = temp[k];
+    const unsigned g = e.y & (BIN_GROUPS - 1);
+    const std::uint32_t at = local[g] + atomicAdd(&h[g], 1u);
+    staged_entries[at] = e.x;
+    staged_groups[at] = static_cast<std::uint16_t>(g);
+  }
+  __syncthreads();
+  for (std::uint32_t k = threadIdx.x; k < end - begin; k += S2_THREADS) {
+    const unsigned g = staged_groups[k];
+    entries[base[g] + k - local[g]] = staged_entries[k];
   }
 }
 // Every position holds an entry of its group, each entry once.
@@ -361,7 +437,7 @@ int main(int argc, char** argv) {
       cub::DeviceScan::ExclusiveSum(t2, t2b, bin_hist, bin_off, (int)BINS + 1);
       cudaMemcpyAsync(bin_cur, bin_off, BINS * 4, cudaMemcpyDeviceToDevice);
       pass1_k<<<p1_blocks, P1_THREADS>>>(sc, n, bin_cur, temp);
-      tile_count_k<<<1, 320>>>(bin_off, tiles);
+      tile_count_k<<<1, 320>>>(bin_off, tiles, TILE);
       cub::DeviceScan::ExclusiveSum(t2, t2b, tiles, tile_start, (int)BINS + 1);
       cudaMemsetAsync(ghist, 0, (groups + 1) * 4);
       group_count_k<<<p2_blocks, P2_THREADS>>>(temp, bin_off, tile_start, ghist);
@@ -407,6 +483,43 @@ int main(int argc, char** argv) {
     check_k<<<(total + 255) / 256, 256>>>(sc, n, off, ent, total, seen, bad);
     CK(cudaMemcpy(&nb, bad, 8, cudaMemcpyDeviceToHost));
     printf("check one pass: %llu bad\n", nb);
+    // The two passes with staged writes.
+    const std::size_t s1_shared = std::size_t{S1_ENTRIES} * sizeof(uint2);
+    CK(cudaFuncSetAttribute(pass1_staged_k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(s1_shared)));
+    CK(cudaFuncSetAttribute(pass2_staged_k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(S2_SHARED)));
+    const unsigned s1_blocks = static_cast<unsigned>((n + S1_THREADS * S1_PER - 1) / (S1_THREADS * S1_PER));
+    const unsigned s2_blocks = static_cast<unsigned>(BINS + total / S2_TILE);
+    auto staged_pass = [&] {
+      cudaMemsetAsync(bin_hist, 0, (BINS + 1) * 4);
+      bin_count_k<<<p1_blocks, P1_THREADS>>>(sc, n, bin_hist);
+      cub::DeviceScan::ExclusiveSum(t2, t2b, bin_hist, bin_off, (int)BINS + 1);
+      cudaMemcpyAsync(bin_cur, bin_off, BINS * 4, cudaMemcpyDeviceToDevice);
+      pass1_staged_k<<<s1_blocks, S1_THREADS, s1_shared>>>(sc, n, bin_cur, temp);
+      tile_count_k<<<1, 320>>>(bin_off, tiles, S2_TILE);
+      cub::DeviceScan::ExclusiveSum(t2, t2b, tiles, tile_start, (int)BINS + 1);
+      cudaMemsetAsync(ghist, 0, (groups + 1) * 4);
+      group_count_k<<<s2_blocks, P2_THREADS>>>(temp, bin_off, tile_start, ghist, S2_TILE);
+      cub::DeviceScan::ExclusiveSum(t2, t2b, ghist, goff, (int)groups + 1);
+      cudaMemcpyAsync(gcur, goff, groups * 4, cudaMemcpyDeviceToDevice);
+      pass2_staged_k<<<s2_blocks, S2_THREADS, S2_SHARED>>>(temp, bin_off, tile_start, gcur, ent);
+    };
+    time("TWO PASSES, writes staged (all kernels)", staged_pass);
+    time("  pass 1 staged", [&] {
+      cudaMemcpyAsync(bin_cur, bin_off, BINS * 4, cudaMemcpyDeviceToDevice);
+      pass1_staged_k<<<s1_blocks, S1_THREADS, s1_shared>>>(sc, n, bin_cur, temp);
+    });
+    time("  pass 2 staged", [&] {
+      cudaMemcpyAsync(gcur, goff, groups * 4, cudaMemcpyDeviceToDevice);
+      pass2_staged_k<<<s2_blocks, S2_THREADS, S2_SHARED>>>(temp, bin_off, tile_start, gcur, ent);
+    });
+    staged_pass();
+    CK(cudaGetLastError());
+    cudaMemset(seen, 0, (total / 32 + 1) * 4);
+    cudaMemset(bad, 0, 8);
+    check_k<<<(total + 255) / 256, 256>>>(sc, n, goff, ent, total, seen, bad);
+    CK(cudaMemcpy(&nb, bad, 8, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&last, goff + groups, 4, cudaMemcpyDeviceToHost));
+    printf("check staged two passes: %llu bad, %u entries of %zu\n", nb, last, total);
   }
   CK(cudaGetLastError());
   return 0;
