@@ -136,6 +136,130 @@ __global__ void place_kernel(const std::uint32_t* canonical, std::size_t count, 
   }
 }
 
+// The placement in two passes (msm_plan.hpp, placement_bin_shift): pass 1 writes each entry with
+// its group into `temp` at its bin (2^shift consecutive groups), pass 2 moves each bin's entries to
+// their groups. In both a block counts its entries per bin (per group of its bin) in shared memory
+// and reserves its places with one global atomic per bin (group) it meets, so that the global
+// cursors take one atomic per block and bin instead of one per entry and warp, and each block
+// writes runs of consecutive places.
+
+/// Scalars a thread of pass 1 reads (its block's scalars are blockDim.x * bin_scalars_a_thread
+/// consecutive ones).
+constexpr unsigned bin_scalars_a_thread = 8;
+
+/// Calls f(key, entry value) for every entry of this thread's scalars among [first, first + count)
+/// (this block's share of them), in the same order each time.
+template <class F>
+__device__ __forceinline__ void for_each_block_entry(const std::uint32_t* canonical, std::size_t first,
+                                                     std::size_t count, unsigned bits, unsigned windows,
+                                                     unsigned per_copy, std::size_t stride, F&& f) {
+  const std::size_t block_first = std::size_t{blockIdx.x} * blockDim.x * bin_scalars_a_thread;
+  for (unsigned k = 0; k < bin_scalars_a_thread; ++k) {
+    const std::size_t local = block_first + std::size_t{k} * blockDim.x + threadIdx.x;
+    if (local >= count) return;
+    const std::size_t i = first + local;
+    const fr_device c = fr_load(reinterpret_cast<const fr_device*>(canonical) + i);
+    std::uint32_t s[8];
+#pragma unroll
+    for (int w = 0; w < 8; ++w) s[w] = c.limb[w];
+    bool zero, one;
+    classify(s, zero, one);
+    if (zero) continue;
+    std::uint32_t carry = 0;
+    for (unsigned w = 0; w < (one ? 1u : windows); ++w) {
+      const entry_key key = window_key(s, zero, one, w, bits, per_copy, carry);
+      if (key.group != no_group)
+        f(key, static_cast<std::uint32_t>(key.copy * stride + i) | (key.negative ? sign_bit : 0u));
+    }
+  }
+}
+
+/// bin_counts[b] += the entries of scalars [first, first + count) in bin b (shared: bins words).
+__global__ void bin_count_kernel(const std::uint32_t* canonical, std::size_t first, std::size_t count, unsigned bits,
+                                 unsigned windows, unsigned per_copy, unsigned shift, unsigned bins,
+                                 std::uint32_t* bin_counts) {
+  extern __shared__ std::uint32_t bin_shared[];
+  for (unsigned b = threadIdx.x; b < bins; b += blockDim.x) bin_shared[b] = 0;
+  __syncthreads();
+  for_each_block_entry(canonical, first, count, bits, windows, per_copy, 0,
+                       [&](const entry_key& key, std::uint32_t) { atomicAdd(&bin_shared[key.group >> shift], 1u); });
+  __syncthreads();
+  for (unsigned b = threadIdx.x; b < bins; b += blockDim.x)
+    if (bin_shared[b] != 0) atomicAdd(bin_counts + b, bin_shared[b]);
+}
+
+/// Pass 1: each entry of scalars [first, first + count) and its group at its bin's cursor in temp
+/// (shared: 2 bins words).
+__global__ void bin_place_kernel(const std::uint32_t* canonical, std::size_t first, std::size_t count, unsigned bits,
+                                 unsigned windows, unsigned per_copy, std::size_t stride, unsigned shift,
+                                 unsigned bins, std::uint32_t* bin_cursor, uint2* temp) {
+  extern __shared__ std::uint32_t bin_shared[];
+  std::uint32_t* const counted = bin_shared;
+  std::uint32_t* const base = bin_shared + bins;
+  for (unsigned b = threadIdx.x; b < bins; b += blockDim.x) counted[b] = 0;
+  __syncthreads();
+  for_each_block_entry(canonical, first, count, bits, windows, per_copy, stride,
+                       [&](const entry_key& key, std::uint32_t) { atomicAdd(&counted[key.group >> shift], 1u); });
+  __syncthreads();
+  for (unsigned b = threadIdx.x; b < bins; b += blockDim.x) {
+    base[b] = counted[b] != 0 ? atomicAdd(bin_cursor + b, counted[b]) : 0u;
+    counted[b] = 0;
+  }
+  __syncthreads();
+  for_each_block_entry(canonical, first, count, bits, windows, per_copy, stride,
+                       [&](const entry_key& key, std::uint32_t value) {
+                         const unsigned b = key.group >> shift;
+                         temp[base[b] + atomicAdd(&counted[b], 1u)] = make_uint2(value, key.group);
+                       });
+}
+
+/// tiles[b] = ceil((bin_offsets[b + 1] - bin_offsets[b]) / tile) for b < bins, tiles[bins] = 0.
+__global__ void bin_tile_kernel(const std::uint32_t* bin_offsets, unsigned bins, std::uint32_t tile,
+                                std::uint32_t* tiles) {
+  const unsigned b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b < bins) tiles[b] = (bin_offsets[b + 1] - bin_offsets[b] + tile - 1) / tile;
+  if (b == bins) tiles[b] = 0;
+}
+
+/// Pass 2: block t takes tile t of its bin (the b with tile_start[b] <= t < tile_start[b + 1]) and
+/// writes each entry at its group's cursor (shared: 2 << shift words).
+__global__ void bin_unpack_kernel(const uint2* temp, const std::uint32_t* bin_offsets,
+                                  const std::uint32_t* tile_start, unsigned bins, std::uint32_t tile, unsigned shift,
+                                  std::uint32_t* cursor, std::uint32_t* entries) {
+  const std::uint32_t t = blockIdx.x;
+  if (t >= tile_start[bins]) return;
+  unsigned lo = 0, hi = bins;
+  while (hi - lo > 1) {
+    const unsigned mid = (lo + hi) / 2;
+    if (tile_start[mid] <= t) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  const std::uint32_t begin = bin_offsets[lo] + (t - tile_start[lo]) * tile;
+  const std::uint32_t end = min(begin + tile, bin_offsets[lo + 1]);
+  const std::uint32_t low = (1u << shift) - 1;
+  const std::uint32_t first_group = lo << shift;
+  extern __shared__ std::uint32_t bin_shared[];
+  std::uint32_t* const counted = bin_shared;
+  std::uint32_t* const base = bin_shared + (1u << shift);
+  for (unsigned g = threadIdx.x; g <= low; g += blockDim.x) counted[g] = 0;
+  __syncthreads();
+  for (std::uint32_t k = begin + threadIdx.x; k < end; k += blockDim.x) atomicAdd(&counted[temp[k].y & low], 1u);
+  __syncthreads();
+  for (unsigned g = threadIdx.x; g <= low; g += blockDim.x) {
+    base[g] = counted[g] != 0 ? atomicAdd(cursor + first_group + g, counted[g]) : 0u;
+    counted[g] = 0;
+  }
+  __syncthreads();
+  for (std::uint32_t k = begin + threadIdx.x; k < end; k += blockDim.x) {
+    const uint2 e = temp[k];
+    const std::uint32_t g = e.y & low;
+    entries[base[g] + atomicAdd(&counted[g], 1u)] = e.x;
+  }
+}
+
 __global__ void chunk_count_kernel(const std::uint32_t* offsets, std::size_t groups, std::uint32_t chunk,
                                    std::uint32_t* counts) {
   const std::size_t g = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
@@ -491,6 +615,40 @@ void msm_place_entries(const std::uint32_t* canonical, std::size_t count, unsign
   if (count == 0) return;
   place_kernel<<<blocks_for(count, block_threads), block_threads, 0, stream>>>(canonical, count, bits, windows,
                                                                                per_copy, stride, cursor, entries);
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+void msm_count_bins(const std::uint32_t* canonical, std::size_t first, std::size_t count, unsigned bits,
+                    unsigned windows, unsigned per_copy, unsigned shift, unsigned bins, std::uint32_t* bin_counts,
+                    cudaStream_t stream) {
+  if (count == 0) return;
+  bin_count_kernel<<<blocks_for(count, block_threads * bin_scalars_a_thread), block_threads, bins * 4, stream>>>(
+      canonical, first, count, bits, windows, per_copy, shift, bins, bin_counts);
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+void msm_place_bins(const std::uint32_t* canonical, std::size_t first, std::size_t count, unsigned bits,
+                    unsigned windows, unsigned per_copy, std::size_t stride, unsigned shift, unsigned bins,
+                    std::uint32_t* bin_cursor, void* temp, cudaStream_t stream) {
+  if (count == 0) return;
+  bin_place_kernel<<<blocks_for(count, block_threads * bin_scalars_a_thread), block_threads, 2 * bins * 4, stream>>>(
+      canonical, first, count, bits, windows, per_copy, stride, shift, bins, bin_cursor, static_cast<uint2*>(temp));
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+void msm_bin_tiles(const std::uint32_t* bin_offsets, unsigned bins, std::uint32_t tile, std::uint32_t* tiles,
+                   cudaStream_t stream) {
+  bin_tile_kernel<<<blocks_for(std::size_t{bins} + 1, block_threads), block_threads, 0, stream>>>(bin_offsets, bins,
+                                                                                                   tile, tiles);
+  COPROVE_CUDA_CHECK_LAUNCH();
+}
+
+void msm_unpack_bins(const void* temp, const std::uint32_t* bin_offsets, const std::uint32_t* tile_start,
+                     unsigned bins, std::size_t max_tiles, std::uint32_t tile, unsigned shift, std::uint32_t* cursor,
+                     std::uint32_t* entries, cudaStream_t stream) {
+  if (max_tiles == 0) return;
+  bin_unpack_kernel<<<blocks_for(max_tiles, 1), msm_unpack_threads, (std::size_t{2} << shift) * 4, stream>>>(
+      static_cast<const uint2*>(temp), bin_offsets, tile_start, bins, tile, shift, cursor, entries);
   COPROVE_CUDA_CHECK_LAUNCH();
 }
 
