@@ -186,7 +186,8 @@ void place(const msm_plan& plan, const void* d_scalars, std::size_t count, std::
     throw std::logic_error("MSM: " + std::to_string(temp_bytes) + " bytes hold no slice of the two-pass placement");
   per_slice = std::min(per_slice, count);
   // A slice's tiles: at most one partial tile a bin besides its entries' full ones.
-  const std::size_t max_tiles = bins + (per_slice * plan.digit_windows + detail::msm_bin_tile - 1) / detail::msm_bin_tile;
+  const std::uint32_t tile = detail::msm_bin_tile(shift);
+  const std::size_t max_tiles = bins + (per_slice * plan.digit_windows + tile - 1) / tile;
   for (std::size_t first = 0; first < count; first += per_slice) {
     const std::size_t n = std::min(per_slice, count - first);
     COPROVE_CUDA_TRY(cudaMemsetAsync(bin_counts, 0, (bins + 1) * 4, stream));
@@ -196,9 +197,9 @@ void place(const msm_plan& plan, const void* d_scalars, std::size_t count, std::
     COPROVE_CUDA_TRY(cudaMemcpyAsync(bin_cursor, bin_offsets, bins * 4, cudaMemcpyDeviceToDevice, stream));
     detail::msm_place_bins(canonical, first, n, plan.window_bits, plan.digit_windows, plan.windows, stride, shift,
                            bins, bin_cursor, temp, stream);
-    detail::msm_bin_tiles(bin_offsets, bins, detail::msm_bin_tile, tiles, stream);
+    detail::msm_bin_tiles(bin_offsets, bins, tile, tiles, stream);
     detail::msm_exclusive_scan(scratch, scratch_bytes, tiles, tile_start, bins + 1, stream);
-    detail::msm_unpack_bins(temp, bin_offsets, tile_start, bins, max_tiles, detail::msm_bin_tile, shift, off_b,
+    detail::msm_unpack_bins(temp, bin_offsets, tile_start, bins, max_tiles, tile, shift, off_b,
                             entries, stream);
   }
 }
