@@ -39,12 +39,13 @@ constexpr std::uint32_t window_sum_chunk = 4;
 
 constexpr std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
-/// The two-pass placement's bins: at least 2^11 groups each (pass 2's counters, 16 KiB of shared
-/// memory a block at the most), at most 4,096 bins (pass 1's, 32 KiB).
+/// The two-pass placement's bins: at least 2^11 groups each, at most 2^12 (pass 2's block holds
+/// three counters a group of its bin beside its tile), and at most 4,096 bins (pass 1's block holds
+/// three counters a bin beside its entries): msm_kernels.cu.
 constexpr unsigned narrowest_bin_shift = 11, widest_bin_shift = 12;
 constexpr std::size_t most_bins = 4096;
 /// The plan's choice: two passes from this many entries on. Not yet: one pass until two passes are
-/// measured faster on the GPU (bench_msm --placement).
+/// measured faster in the MSM on a GPU (bench_msm --placements one,two).
 constexpr std::size_t two_pass_entries = std::numeric_limits<std::size_t>::max();
 
 bool fits(std::size_t count, unsigned bits, unsigned copies) {

@@ -80,7 +80,8 @@ enum class msm_group { g1, g2 };
 /// How the entries are placed into their groups. One pass: each window's entries of a warp take one
 /// global atomic per group they meet and are stored at its cursor. Two passes: entries first go to
 /// bins of consecutive groups, then each bin's to their groups, each block of either pass taking
-/// one atomic per bin (group) it meets (msm_launch.hpp). `plan`: the plan's choice for the size.
+/// one atomic per bin (group) it meets and writing its entries sorted by destination, in runs
+/// (msm_kernels.cu). `plan`: the plan's choice for the size.
 enum class msm_placement { plan, one_pass, two_passes };
 
 /// One MSM's shape and memory (see the top of the file).
