@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <mutex>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -686,20 +687,30 @@ void msm_place_entries(const std::uint32_t* canonical, std::size_t count, unsign
 
 namespace {
 
-/// Lets `kernel` take as much dynamic shared memory as the current device allows a block (above 48
-/// KiB a kernel must ask): a function attribute of the device, set once per device and kernel.
-void allow_shared(const void* kernel) {
+/// Sets a function attribute of `kernel` on the current device once per device and kernel (the
+/// value from value(device) at the first call).
+template <class Value>
+void set_once(const void* kernel, cudaFuncAttribute attribute, Value&& value) {
   static std::mutex mutex;
-  static std::vector<std::pair<const void*, int>> prepared;  // the kernels and devices allowed the most
+  static std::vector<std::tuple<const void*, int, cudaFuncAttribute>> done;
   int device = 0;
   COPROVE_CUDA_TRY(cudaGetDevice(&device));
   const std::lock_guard lock(mutex);
-  if (std::find(prepared.begin(), prepared.end(), std::pair{kernel, device}) == prepared.end()) {
+  const auto key = std::tuple{kernel, device, attribute};
+  if (std::find(done.begin(), done.end(), key) == done.end()) {
+    COPROVE_CUDA_TRY(cudaFuncSetAttribute(kernel, attribute, value(device)));
+    done.push_back(key);
+  }
+}
+
+/// Lets `kernel` take as much dynamic shared memory as the current device allows a block (above 48
+/// KiB a kernel must ask).
+void allow_shared(const void* kernel) {
+  set_once(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, [](int device) {
     int most = 0;
     COPROVE_CUDA_TRY(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    COPROVE_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
-    prepared.emplace_back(kernel, device);
-  }
+    return most;
+  });
 }
 
 }  // namespace
@@ -774,15 +785,7 @@ namespace {
 /// other half staying L1 for the entries and bases: a function attribute of the device, set once
 /// per device and kernel.
 void prefer_half_shared(const void* kernel) {
-  static std::mutex mutex;
-  static std::vector<std::pair<const void*, int>> prepared;  // the kernels and devices whose carveout is set
-  int device = 0;
-  COPROVE_CUDA_TRY(cudaGetDevice(&device));
-  const std::lock_guard lock(mutex);
-  if (std::find(prepared.begin(), prepared.end(), std::pair{kernel, device}) == prepared.end()) {
-    COPROVE_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 50));
-    prepared.emplace_back(kernel, device);
-  }
+  set_once(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, [](int) { return 50; });
 }
 
 /// Launches a later level for field F: blocks of sum_points_threads<F>, with two points a thread
