@@ -77,13 +77,6 @@ constexpr unsigned msm_windows_per_copy(unsigned bits, unsigned copies) noexcept
 /// Which group of points an MSM runs over (the plan's sizes depend on it).
 enum class msm_group { g1, g2 };
 
-/// How the entries are placed into their groups. One pass: each window's entries of a warp take one
-/// global atomic per group they meet and are stored at its cursor. Two passes: entries first go to
-/// bins of consecutive groups, then each bin's to their groups, each block of either pass taking
-/// one atomic per bin (group) it meets and writing its entries sorted by destination, in runs
-/// (msm_kernels.cu). `plan`: the plan's choice for the size.
-enum class msm_placement { plan, one_pass, two_passes };
-
 /// One MSM's shape and memory (see the top of the file).
 struct msm_plan {
   msm_group group = msm_group::g1;
@@ -108,14 +101,6 @@ struct msm_plan {
   std::vector<std::uint32_t> window_level_chunk;
   std::vector<std::size_t> window_level_capacity;
   std::size_t point_bytes = 0;                 ///< one XYZZ sum (192 for G1, 384 for G2)
-  /// The placement: 0 for one pass, else two passes over bins of 2^placement_bin_shift groups,
-  /// placement_bins of them (their counters fit the group counts' array five times).
-  unsigned placement_bin_shift = 0;
-  unsigned placement_bins = 0;
-  /// What a run's workspace holds after its entries (the sums and the windows): the temporary
-  /// entries of the two-pass placement (8 bytes each) take it while the entries are placed, in
-  /// slices of the scalars that fit.
-  std::size_t placement_temp_bytes = 0;
   /// Device memory one run takes besides the bases and scalars (the scan's scratch excluded;
   /// msm.hpp's msm_workspace_bytes adds it).
   std::size_t workspace_bytes = 0;
@@ -129,10 +114,9 @@ struct msm_plan {
 /// msm_max_window_bits, count above msm_max_count, copies more than the digits' windows,
 /// or copies x count points beyond an entry's 31-bit index.
 /// level0_chunk: the entries a thread of level 0 adds (0: the plan's choice; 1..msm_max_level0_chunk,
-/// else std::invalid_argument), for measuring the choice. placement: the plan's choice, or one pass
-/// or two passes as asked (two passes where their bins do not fit: std::invalid_argument).
+/// else std::invalid_argument), for measuring the choice.
 msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits = 0, unsigned copies = 1,
-                  std::uint32_t level0_chunk = 0, msm_placement placement = msm_placement::plan);
+                  std::uint32_t level0_chunk = 0);
 /// The most entries a thread of level 0 may be given.
 inline constexpr std::uint32_t msm_max_level0_chunk = 1024;
 
