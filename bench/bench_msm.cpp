@@ -302,12 +302,14 @@ struct gpu_row {
   unsigned copies = 1;                      ///< copies of the bases (precomputed; 1: none)
   double copy_ms = 0;                       ///< the time the copies took to make (once per size)
   std::uint32_t level0_chunk = 0;           ///< entries a thread of level 0 adds (the plan's or --chunks)
+  std::string placement;                    ///< "one pass", "two passes" or by density (the plan's) or --placements
 };
 
 template <class Curve, class Xyzz>
 void bench_gpu_group(const char* name, const std::vector<unsigned>& logs, int reps,
                      const std::vector<unsigned>& extra_windows, const std::vector<precompute_spec>& precomputed,
-                     const std::vector<unsigned>& level0_chunks, std::vector<gpu_row>& rows) {
+                     const std::vector<unsigned>& level0_chunks,
+                     const std::vector<coprove::cuda::msm_placement>& placements, std::vector<gpu_row>& rows) {
   using affine = field::detail::affine_point<Curve>;
   constexpr std::size_t distinct = std::size_t{1} << 16;
   const auto base_set = make_bases<Curve>(distinct, name[1] == '1' ? 11 : 12);
@@ -357,9 +359,10 @@ void bench_gpu_group(const char* name, const std::vector<unsigned>& logs, int re
     }
     // One configuration: the run checked once against groth16::msm, then timed.
     const auto measure = [&](const input& in, const std::string& mode, unsigned window, double copy_ms,
-                             std::uint32_t level0_chunk = 0) {
+                             std::uint32_t level0_chunk = 0,
+                             coprove::cuda::msm_placement placement = coprove::cuda::msm_placement::plan) {
       const field::fr* scalars = mode == "streamed" ? in.host.data : in.device;
-      const coprove::cuda::msm_gpu_options options{window, level0_chunk, &phases};
+      const coprove::cuda::msm_gpu_options options{window, level0_chunk, &phases, placement};
       // The whole run, and its phases: placing the entries, the bucket sums, the windows.
       const auto run = [&] {
         std::memset(static_cast<void*>(result.data), 0xa5, sizeof(Xyzz));
@@ -381,20 +384,24 @@ void bench_gpu_group(const char* name, const std::vector<unsigned>& logs, int re
       const auto& median = times[times.size() / 2];
       const auto plan = coprove::cuda::plan_msm(
           name[1] == '1' ? coprove::cuda::msm_group::g1 : coprove::cuda::msm_group::g2, n,
-          bases->copies() > 1 ? bases->window_bits() : window, bases->copies(), level0_chunk);
+          bases->copies() > 1 ? bases->window_bits() : window, bases->copies(), level0_chunk, placement);
+      const std::string passes = plan.placement_bin_shift == 0 ? "one pass"
+                                 : plan.placement_by_density ? "two passes if dense, else one"
+                                                             : "two passes";
       rows.push_back({name, log, in.kind, mode, plan.window_bits, median[0], median[1], median[2], median[3],
-                      bases->copies(), copy_ms, plan.level_chunk.front()});
+                      bases->copies(), copy_ms, plan.level_chunk.front(), passes});
       std::fprintf(stderr,
                    "bench_msm --gpu: %s 2^%u %s %s window %u copies %u level-0 chunk %u: %.2f ms (place %.2f, "
-                   "buckets %.2f, windows %.2f)\n",
+                   "buckets %.2f, windows %.2f), placed in %s\n",
                    name, log, in.kind, mode.c_str(), plan.window_bits, bases->copies(), plan.level_chunk.front(),
-                   median[0], median[1], median[2], median[3]);
+                   median[0], median[1], median[2], median[3], passes.c_str());
     };
     for (const input& in : inputs) {
       measure(in, "resident", 0, 0);
       measure(in, "streamed", 0, 0);
       if (std::string(in.kind) == "uniform" && log >= 20)
         for (const unsigned w : extra_windows) measure(in, "resident", w, 0);
+      for (const auto placement : placements) measure(in, "resident", 0, 0, 0, placement);
     }
     for (const precompute_spec& spec : precomputed) {
       bases.reset();
@@ -410,6 +417,8 @@ void bench_gpu_group(const char* name, const std::vector<unsigned>& logs, int re
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
       for (const input& in : inputs) measure(in, "resident", 0, copy_ms);
       for (const unsigned chunk : level0_chunks) measure(inputs.front(), "resident", 0, copy_ms, chunk);
+      for (const input& in : inputs)
+        for (const auto placement : placements) measure(in, "resident", 0, copy_ms, 0, placement);
     }
     for (input& in : inputs) cuda_check(cudaFree(in.device), "cudaFree");
   }
@@ -421,7 +430,8 @@ static_assert(coprove::cuda::msm_max_level0_chunk == 1024, "bench_msm --chunks t
 
 int bench_gpu(const std::vector<unsigned>& g1_logs, const std::vector<unsigned>& g2_logs, int reps,
               const std::vector<unsigned>& extra_windows, const std::vector<precompute_spec>& precomputed,
-              const std::vector<unsigned>& level0_chunks, const std::string& json_path) {
+              const std::vector<unsigned>& level0_chunks,
+              const std::vector<coprove::cuda::msm_placement>& placements, const std::string& json_path) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::cerr << "bench_msm --gpu: no CUDA device\n";
@@ -431,9 +441,9 @@ int bench_gpu(const std::vector<unsigned>& g1_logs, const std::vector<unsigned>&
   cuda_check(cudaGetDeviceProperties(&props, 0), "cudaGetDeviceProperties");
   std::vector<gpu_row> rows;
   bench_gpu_group<field::g1_curve, field::g1_xyzz>("g1", g1_logs, reps, extra_windows, precomputed, level0_chunks,
-                                                   rows);
+                                                   placements, rows);
   bench_gpu_group<field::g2_curve, field::g2_xyzz>("g2", g2_logs, reps, extra_windows, precomputed, level0_chunks,
-                                                   rows);
+                                                   placements, rows);
   std::printf("bench_msm --gpu: cuda::msm_async on %s, median of %d (CUDA events), bases 2^16 distinct points "
               "tiled; peer: sppark on the reference H200, uniform resident scalars\n",
               props.name, reps);
@@ -453,7 +463,8 @@ int bench_gpu(const std::vector<unsigned>& g1_logs, const std::vector<unsigned>&
                           {"mode", r.mode},     {"window_bits", r.window_bits}, {"ms", r.ms},
                           {"points_per_s", rate}, {"gpu", props.name}, {"place_ms", r.place_ms},
                           {"buckets_ms", r.buckets_ms}, {"windows_ms", r.windows_ms},
-                          {"copies", r.copies}, {"copies_ms", r.copy_ms}, {"level0_chunk", r.level0_chunk}};
+                          {"copies", r.copies}, {"copies_ms", r.copy_ms}, {"level0_chunk", r.level0_chunk},
+                          {"placement", r.placement}};
     o["peer_ms"] = peer ? boost::json::value(*peer) : boost::json::value(nullptr);
     json.push_back(std::move(o));
   }
@@ -471,7 +482,10 @@ void usage() {
                "  --gpu: the GPU MSM (cuda::msm_async); --windows: extra window widths to time there;\n"
                "  --precompute F:C,...: also over bases with F shifted copies (0: one a window) for C-bit windows\n"
                "  --chunks N,...: also, over each --precompute's copies, uniform scalars with N entries a thread at\n"
-               "                  level 0 (the plan's choice is the row without)\n";
+               "                  level 0 (the plan's choice is the row without)\n"
+               "  --placements one,two,density: also each resident configuration with the entries placed in one\n"
+               "                  pass, two, or two if the device finds the scalars dense (the plan's choice is the\n"
+               "                  row without)\n";
 }
 
 }  // namespace
@@ -487,6 +501,7 @@ int main(int argc, char** argv) {
   std::vector<unsigned> extra_windows;
   std::vector<precompute_spec> precomputed;
   std::vector<unsigned> level0_chunks;
+  std::vector<std::string> placement_names;  // --placements: "one", "two", "density"
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
@@ -503,6 +518,16 @@ int main(int argc, char** argv) {
         extra_windows = coprove::bench::parse_log_sizes(next(), 1, 24, "bench_msm");
       } else if (arg == "--chunks") {
         level0_chunks = coprove::bench::parse_numbers(next(), 1, 1024, "bench_msm", "level-0 chunk");
+      } else if (arg == "--placements") {
+        std::string list = next();
+        for (std::size_t at = 0; at <= list.size();) {
+          const std::size_t comma = std::min(list.find(',', at), list.size());
+          const std::string item = list.substr(at, comma - at);
+          if (item != "one" && item != "two" && item != "density")
+            throw std::invalid_argument("bench_msm: --placements takes one, two and density, got '" + item + "'");
+          placement_names.push_back(item);
+          at = comma + 1;
+        }
       } else if (arg == "--precompute") {
         std::string list = next();
         for (std::size_t at = 0; at < list.size();) {
@@ -537,7 +562,12 @@ int main(int argc, char** argv) {
       g1_logs = {16, 18, 20, 22, 24, 26};
       g2_logs = {16, 18, 20, 22, 24};
     }
-    return bench_gpu(g1_logs, g2_logs, reps, extra_windows, precomputed, level0_chunks, json_path);
+    std::vector<coprove::cuda::msm_placement> placements;
+    for (const std::string& p : placement_names)
+      placements.push_back(p == "one"   ? coprove::cuda::msm_placement::one_pass
+                           : p == "two" ? coprove::cuda::msm_placement::two_passes
+                                        : coprove::cuda::msm_placement::by_density);
+    return bench_gpu(g1_logs, g2_logs, reps, extra_windows, precomputed, level0_chunks, placements, json_path);
 #else
     std::cerr << "bench_msm: --gpu needs a build with CUDA\n";
     return 1;

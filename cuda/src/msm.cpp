@@ -154,18 +154,65 @@ std::size_t shared_run_bytes(const msm_plan& first, const msm_plan& second, cons
 }
 
 /// Enqueues the placement: the canonical scalars, each group's count, its offset (into `off_a`)
-/// and the entries, sorted by group; `off_b` and `counts` are scratch.
+/// and the entries, sorted by group; `off_b` and `counts` are scratch, and so is `temp` (temp_bytes)
+/// for the two-pass placement, which goes over the scalars in slices whose temporary entries fit it
+/// (at most `slice` scalars a slice where that is not 0).
 void place(const msm_plan& plan, const void* d_scalars, std::size_t count, std::size_t stride, void* scratch,
            std::size_t scratch_bytes, std::uint32_t* canonical, std::uint32_t* counts, std::uint32_t* off_a,
-           std::uint32_t* off_b, std::uint32_t* entries, cudaStream_t stream) {
+           std::uint32_t* off_b, std::uint32_t* entries, void* temp, std::size_t temp_bytes, std::size_t slice,
+           cudaStream_t stream) {
   const std::size_t groups = plan.groups;
   COPROVE_CUDA_TRY(cudaMemsetAsync(counts, 0, (groups + 1) * 4, stream));
   detail::msm_count_entries(d_scalars, canonical, count, plan.window_bits, plan.digit_windows, plan.windows, counts,
                             stream);
   detail::msm_exclusive_scan(scratch, scratch_bytes, counts, off_a, groups + 1, stream);
   COPROVE_CUDA_TRY(cudaMemcpyAsync(off_b, off_a, groups * 4, cudaMemcpyDeviceToDevice, stream));
-  detail::msm_place_entries(canonical, count, plan.window_bits, plan.digit_windows, plan.windows, stride, off_b,
-                            entries, stream);
+  if (plan.placement_bin_shift == 0) {
+    detail::msm_place_entries(canonical, count, plan.window_bits, plan.digit_windows, plan.windows, stride, off_b,
+                              entries, {}, stream);
+    return;
+  }
+  // The plan's choice: both placements enqueued, the device running the one that suits the counted
+  // entries (msm_dense_entries), the other's kernels returning at once.
+  detail::msm_placement_gate dense{};
+  if (plan.placement_by_density) {
+    const detail::msm_placement_gate sparse{off_a, static_cast<std::uint32_t>(groups),
+                                            std::uint64_t{count} * plan.digit_windows, false};
+    detail::msm_place_entries(canonical, count, plan.window_bits, plan.digit_windows, plan.windows, stride, off_b,
+                              entries, sparse, stream);
+    dense = sparse;
+    dense.dense = true;
+  }
+  // Two passes, slice by slice; the bins' counters in `counts` (free once scanned; the plan keeps
+  // five arrays of bins + 1 within it), the groups' cursors in off_b throughout.
+  const unsigned bins = plan.placement_bins, shift = plan.placement_bin_shift;
+  std::uint32_t* const bin_counts = counts;
+  std::uint32_t* const bin_offsets = bin_counts + (bins + 1);
+  std::uint32_t* const bin_cursor = bin_offsets + (bins + 1);
+  std::uint32_t* const tiles = bin_cursor + (bins + 1);
+  std::uint32_t* const tile_start = tiles + (bins + 1);
+  std::size_t per_slice = temp_bytes / (std::size_t{8} * plan.digit_windows);
+  if (slice != 0) per_slice = std::min(per_slice, slice);
+  if (per_slice == 0)
+    throw std::logic_error("MSM: " + std::to_string(temp_bytes) + " bytes hold no slice of the two-pass placement");
+  per_slice = std::min(per_slice, count);
+  // A slice's tiles: at most one partial tile a bin besides its entries' full ones.
+  const std::uint32_t tile = detail::msm_bin_tile(shift);
+  const std::size_t max_tiles = bins + (per_slice * plan.digit_windows + tile - 1) / tile;
+  for (std::size_t first = 0; first < count; first += per_slice) {
+    const std::size_t n = std::min(per_slice, count - first);
+    COPROVE_CUDA_TRY(cudaMemsetAsync(bin_counts, 0, (bins + 1) * 4, stream));
+    detail::msm_count_bins(canonical, first, n, plan.window_bits, plan.digit_windows, plan.windows, shift, bins,
+                           bin_counts, dense, stream);
+    detail::msm_exclusive_scan(scratch, scratch_bytes, bin_counts, bin_offsets, bins + 1, stream);
+    COPROVE_CUDA_TRY(cudaMemcpyAsync(bin_cursor, bin_offsets, bins * 4, cudaMemcpyDeviceToDevice, stream));
+    detail::msm_place_bins(canonical, first, n, plan.window_bits, plan.digit_windows, plan.windows, stride, shift,
+                           bins, bin_cursor, temp, dense, stream);
+    detail::msm_bin_tiles(bin_offsets, bins, tile, tiles, dense, stream);
+    detail::msm_exclusive_scan(scratch, scratch_bytes, tiles, tile_start, bins + 1, stream);
+    detail::msm_unpack_bins(temp, bin_offsets, tile_start, bins, max_tiles, tile, shift, off_b, entries, dense,
+                            stream);
+  }
 }
 
 // One run: the sum into *result, or (windows != null) the window sums into *windows. With `placed`
@@ -186,8 +233,10 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
                                 " bits over bases copied for " + std::to_string(bases.window_bits()));
   if (placed != nullptr && options.level0_chunk != 0)
     throw std::invalid_argument("MSM: a level-0 chunk of its own for a run over entries placed for another");
+  if (placed != nullptr && (options.placement != msm_placement::plan || options.placement_slice != 0))
+    throw std::invalid_argument("MSM: a placement of its own for a run over entries placed for another");
   const msm_plan plan = plan_msm(group, count, bases.copies() > 1 ? bases.window_bits() : options.window_bits,
-                                 bases.copies(), options.level0_chunk);
+                                 bases.copies(), options.level0_chunk, options.placement);
   scoped_device scope(bases.device());
   if constexpr (to_windows) {
     if (windows == nullptr) throw std::invalid_argument("MSM: null window sums");
@@ -253,8 +302,9 @@ void run_msm(msm_context& context, const msm_bases<Affine>& bases, const field::
   if (placed != nullptr) {
     COPROVE_CUDA_TRY(cudaMemcpyAsync(off_a, placed->offsets, (groups + 1) * 4, cudaMemcpyDeviceToDevice, stream));
   } else {
+    // The two-pass placement's temp: the sums' and windows' part of the workspace, free until then.
     place(plan, d_scalars, count, bases.size(), scratch, scratch_bytes, canonical, counts, off_a, off_b, own_entries,
-          stream);
+          sums_a, plan.placement_temp_bytes, options.placement_slice, stream);
   }
   mark(&msm_phase_events::placed);
 
@@ -612,9 +662,11 @@ bool msm_windows_same_scalars_async(msm_context& context, const msm_bases_g1& g1
   auto* off_a = ws.take<std::uint32_t>((groups + 1) * 4);
   auto* off_b = ws.take<std::uint32_t>((groups + 1) * 4);
   auto* entries = ws.take<std::uint32_t>(plan.entries * 4);
+  void* const run_region = ws.take<void>(run_bytes);
+  // The two-pass placement's temp: the runs' region, free until they start.
   place(plan, d_scalars, count, g1_first.size(), scratch, scratch_bytes, canonical, counts, off_a, off_b, entries,
-        stream);
-  const placed_entries placed{off_a, entries, ws.take<void>(run_bytes)};
+        run_region, run_bytes, 0, stream);
+  const placed_entries placed{off_a, entries, run_region};
   run_msm<field::g1_affine, field::g1_xyzz>(context, g1_first, scalars, count, nullptr, stream, {}, out_first, &placed);
   run_msm<field::g1_affine, field::g1_xyzz>(context, g1_second, scalars, count, nullptr, stream, {}, out_second,
                                             &placed);

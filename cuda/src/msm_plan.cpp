@@ -39,6 +39,17 @@ constexpr std::uint32_t window_sum_chunk = 4;
 
 constexpr std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
+/// The two-pass placement's bins: at least 2^11 groups each, at most 2^12 (pass 2's block holds
+/// three counters a group of its bin beside its tile), and at most 4,096 bins (pass 1's block holds
+/// three counters a bin beside its entries): msm_kernels.cu.
+constexpr unsigned narrowest_bin_shift = 11, widest_bin_shift = 12;
+constexpr std::size_t most_bins = 4096;
+/// The plan's choice: two passes from this many entries (count * W) on, for dense scalars (the
+/// device picks per run, msm_dense_entries). On an H100 they placed 2^20 uniform scalars over 13
+/// copies of 20-bit windows (13.6 million entries) in 0.64 ms against one pass's 0.82 and 2^24 in
+/// 8.77 against 14.98, but 2^18 (3.4 million) in 0.20 against 0.19 (bench/RESULTS.md).
+constexpr std::size_t two_pass_entries = std::size_t{1} << 23;
+
 bool fits(std::size_t count, unsigned bits, unsigned copies) {
   const std::size_t digits = msm_window_count(bits);
   const std::size_t groups = msm_windows_per_copy(bits, copies) * (std::size_t{1} << (bits - 1)) + 1;
@@ -90,7 +101,7 @@ std::size_t align_up(std::size_t bytes) { return (bytes + 255) & ~std::size_t{25
 }  // namespace
 
 msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits, unsigned copies,
-                  std::uint32_t level0_chunk) {
+                  std::uint32_t level0_chunk, msm_placement placement) {
   if (level0_chunk > msm_max_level0_chunk)
     throw std::invalid_argument("MSM: level 0 in chunks of " + std::to_string(level0_chunk) + " entries, at most " +
                                 std::to_string(msm_max_level0_chunk));
@@ -168,11 +179,33 @@ msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits, unsi
     window_odd = std::max(window_odd, plan.window_level_capacity[k]);
   const std::size_t offsets = align_up((plan.groups + 1) * 4);
   const std::size_t window_offsets = align_up((plan.windows + 1) * 4);
-  plan.workspace_bytes = align_up(count * 32) + 3 * offsets + align_up(plan.entries * 4) +
-                         align_up(even * plan.point_bytes) + align_up(odd * plan.point_bytes) +
-                         align_up(plan.windows * plan.segments * plan.point_bytes) +
-                         align_up(window_odd * plan.point_bytes) + 3 * window_offsets + align_up(plan.point_bytes) +
-                         align_up((plan.windows + 1) * plan.point_bytes);  // the window sums gathered for the host
+  // After the entries: the sums and the windows (the run takes its result's slot before the scan's
+  // scratch; the rest lies after the entries, where the two-pass placement's temp goes).
+  const std::size_t after_entries = align_up(even * plan.point_bytes) + align_up(odd * plan.point_bytes) +
+                                    align_up(plan.windows * plan.segments * plan.point_bytes) +
+                                    align_up(window_odd * plan.point_bytes) + 3 * window_offsets +
+                                    align_up((plan.windows + 1) * plan.point_bytes);  // the window sums gathered
+  plan.workspace_bytes = align_up(count * 32) + 3 * offsets + align_up(plan.entries * 4) + after_entries +
+                         align_up(plan.point_bytes);
+  plan.placement_temp_bytes = after_entries;
+
+  // Two passes: bins of 2^shift groups, no more than most_bins, their five counter arrays within the
+  // group counts' (groups + 1 words).
+  unsigned shift = narrowest_bin_shift;
+  while (ceil_div(plan.groups, std::size_t{1} << shift) > most_bins) ++shift;
+  const std::size_t bins = ceil_div(plan.groups, std::size_t{1} << shift);
+  const bool bins_fit = shift <= widest_bin_shift && 5 * (bins + 1) <= plan.groups + 1 &&
+                        after_entries >= 8 * plan.digit_windows;
+  const bool asked = placement == msm_placement::two_passes || placement == msm_placement::by_density;
+  const bool two =
+      asked || (placement == msm_placement::plan && bins_fit && count > 0 && plan.entries >= two_pass_entries);
+  if (two && !bins_fit)
+    throw std::invalid_argument("MSM: " + std::to_string(plan.groups) + " groups cannot be placed in two passes");
+  if (two) {
+    plan.placement_bin_shift = shift;
+    plan.placement_bins = static_cast<unsigned>(bins);
+    plan.placement_by_density = placement != msm_placement::two_passes;
+  }
   return plan;
 }
 

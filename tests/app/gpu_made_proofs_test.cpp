@@ -1,4 +1,4 @@
-// Proofs the CUDA backend made on an H200 (its MSMs on the device), brought back as the run wrote
+// Proofs the CUDA backend made on an H100 or H200 (its MSMs on the device), brought back as the run wrote
 // them (tests/data/gpu: the report of `coprove run --backend cuda` and the key's bellman vk, see
 // tests/data/gpu/README.md), checked here where node runs: by noble's pairing and by
 // `coprove verify`; the same report with one proof's byte changed fails in both.
@@ -20,7 +20,7 @@ const std::string gpu_data = source_dir + "/tests/data/gpu";
 
 }  // namespace
 
-TEST_CASE("proofs made by the CUDA backend on an H200 verify with noble and coprove verify; a forged one fails",
+TEST_CASE("proofs made by the CUDA backend on an H100 verify with noble and coprove verify; a forged one fails",
           "[app][verify][gpu_made][cpu]") {
   scratch_dir dir;
   const std::string report_path = gpu_data + "/mimc14_cuda_report.json";
@@ -28,7 +28,7 @@ TEST_CASE("proofs made by the CUDA backend on an H200 verify with noble and copr
   json::object report = json::parse(read_file(report_path)).as_object();
   REQUIRE(report.at("backend").as_string() == "cuda");
   const std::string devices = json::serialize(report.at("devices"));
-  CHECK(devices.find("H200") != std::string::npos);
+  CHECK(devices.find("H100") != std::string::npos);
   auto& results = report.at("results").as_array();
   REQUIRE(results.size() == 2);
   std::size_t proofs = 0;

@@ -103,14 +103,13 @@ struct group_types<field::g2_affine> {
 /// when `host_scalars`) in affine form.
 template <class Affine>
 Affine gpu_msm(cuda::msm_context& context, const cuda::msm_bases<Affine>& bases, const std::vector<fr>& scalars,
-               bool host_scalars, unsigned window_bits = 0, std::uint32_t level0_chunk = 0) {
+               bool host_scalars, const cuda::msm_gpu_options& options) {
   using xyzz = typename group_types<Affine>::xyzz;
   pinned_copy<xyzz> result(std::vector<xyzz>(1));
   // Poison the result: a run that writes nothing must not pass.
   std::memset(static_cast<void*>(result.data()), 0xa5, sizeof(xyzz));
   cudaStream_t stream = nullptr;
   REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
-  const cuda::msm_gpu_options options{window_bits, level0_chunk};
   if (host_scalars) {
     pinned_copy<fr> pinned(scalars);
     cuda::msm_async(context, bases, pinned.data(), scalars.size(), result.data(), stream, options);
@@ -122,6 +121,12 @@ Affine gpu_msm(cuda::msm_context& context, const cuda::msm_bases<Affine>& bases,
   }
   REQUIRE(cudaStreamDestroy(stream) == cudaSuccess);
   return result.data()->to_affine();
+}
+
+template <class Affine>
+Affine gpu_msm(cuda::msm_context& context, const cuda::msm_bases<Affine>& bases, const std::vector<fr>& scalars,
+               bool host_scalars, unsigned window_bits = 0, std::uint32_t level0_chunk = 0) {
+  return gpu_msm(context, bases, scalars, host_scalars, cuda::msm_gpu_options{window_bits, level0_chunk});
 }
 
 template <class Affine>
@@ -392,6 +397,67 @@ TEST_CASE("the MSM plan over shifted copies of the bases weights only the window
   CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, std::size_t{1} << 28, 22, 12), std::invalid_argument);
 }
 
+TEST_CASE("the MSM plan places in two passes only where the bins fit, into the sums' part of the workspace",
+          "[cuda][msm][cpu]") {
+  using cuda::msm_placement;
+  for (const std::size_t n : {std::size_t{1000}, std::size_t{1} << 20, std::size_t{1} << 24}) {
+    INFO("n = " << n);
+    // 13 copies of 20-bit windows: 2^19 + 1 groups in 257 bins of 2^11.
+    const cuda::msm_plan two = cuda::plan_msm(msm_group::g1, n, 20, 13, 0, msm_placement::two_passes);
+    CHECK(two.placement_bin_shift == 11);
+    CHECK(two.placement_bins == 257);
+    CHECK(std::size_t{two.placement_bins} << two.placement_bin_shift >= two.groups);
+    CHECK(5 * (two.placement_bins + 1) <= two.groups + 1);
+    CHECK_FALSE(two.placement_by_density);
+    const cuda::msm_plan dense = cuda::plan_msm(msm_group::g1, n, 20, 13, 0, msm_placement::by_density);
+    CHECK(dense.placement_bin_shift == 11);
+    CHECK(dense.placement_by_density);
+    // The plan's choice: by density from 2^23 entries on (13 copies: from 645,278 points), else one pass.
+    const cuda::msm_plan chosen = cuda::plan_msm(msm_group::g1, n, 20, 13);
+    CHECK(chosen.placement_bin_shift == (n * 13 >= (std::size_t{1} << 23) ? 11u : 0u));
+    CHECK(chosen.placement_by_density == (chosen.placement_bin_shift != 0));
+    const cuda::msm_plan one = cuda::plan_msm(msm_group::g1, n, 20, 13, 0, msm_placement::one_pass);
+    CHECK(one.placement_bin_shift == 0);
+    // The placement changes no other part of the plan, nor the workspace.
+    CHECK(one.workspace_bytes == two.workspace_bytes);
+    CHECK(one.level_capacity == two.level_capacity);
+    // The temp lies after the entries: the workspace less the canonical scalars, the three offset
+    // arrays, the entries and the result's slot.
+    const auto up = [](std::size_t b) { return (b + 255) & ~std::size_t{255}; };
+    CHECK(two.placement_temp_bytes ==
+          two.workspace_bytes - up(n * 32) - 3 * up((two.groups + 1) * 4) - up(two.entries * 4) - up(two.point_bytes));
+    CHECK(two.placement_temp_bytes >= 8 * two.digit_windows);
+    // Without copies, 16-bit windows in G2: 16 * 2^15 + 1 groups, 257 bins.
+    const cuda::msm_plan g2 = cuda::plan_msm(msm_group::g2, n, 16, 1, 0, msm_placement::two_passes);
+    CHECK(g2.placement_bins == 257);
+  }
+  // 22-bit windows without copies: 12 * 2^21 + 1 groups need bins of 2^13 groups, wider than pass
+  // 2's counters take: refused, and the plan's choice is one pass there.
+  CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, 1000, 22, 1, 0, msm_placement::two_passes), std::invalid_argument);
+  CHECK(cuda::plan_msm(msm_group::g1, std::size_t{1} << 24, 22, 1).placement_bin_shift == 0);
+  // Bins of 2^12 groups where 2^11 would make more than 4,096: 21-bit windows without copies,
+  // 13 * 2^20 + 1 groups in 3,329 bins; 20-bit ones, 13 * 2^19 + 1 groups, keep 2^11.
+  const cuda::msm_plan wide = cuda::plan_msm(msm_group::g1, 1000, 21, 1, 0, msm_placement::two_passes);
+  CHECK(wide.placement_bin_shift == 12);
+  CHECK(wide.placement_bins == 3329);
+  CHECK(cuda::plan_msm(msm_group::g1, 1000, 20, 1, 0, msm_placement::two_passes).placement_bin_shift == 11);
+  CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, 1000, 22, 1, 0, msm_placement::by_density), std::invalid_argument);
+}
+
+TEST_CASE("scalars are dense for two passes where their entries besides the ones group are 3/8 of the possible",
+          "[cuda][msm][cpu]") {
+  // 1,000 scalars of 13 windows: 13,000 possible entries, dense from 4,875 on.
+  CHECK(cuda::msm_dense_entries(4875, 0, 13000));
+  CHECK_FALSE(cuda::msm_dense_entries(4874, 0, 13000));
+  // Scalars 1 put one entry each in the ones group, which does not count (a 0/1-heavy witness).
+  CHECK_FALSE(cuda::msm_dense_entries(4875 + 450, 451, 13000));
+  CHECK(cuda::msm_dense_entries(4875 + 450, 450, 13000));
+  CHECK_FALSE(cuda::msm_dense_entries(0, 0, 13000));
+  // Uniform scalars at 2^26 x 16 windows: about 15/16 of the entries are there.
+  const std::uint64_t possible = std::uint64_t{16} << 26;
+  CHECK(cuda::msm_dense_entries(static_cast<std::uint32_t>(possible / 16 * 15), 0, possible));
+}
+
 namespace fq_raw {
 using words = std::array<std::uint64_t, 6>;
 const words p = {field::constants::fq_modulus[0], field::constants::fq_modulus[1], field::constants::fq_modulus[2],
@@ -611,6 +677,60 @@ TEST_CASE("level 0 in chunks other than the plan's gives the same MSM in G1 and 
   check_precomputed<field::g1_affine>(3001, {{10, 0}}, {1u, 5u, 64u, 200u});
   check_edge_cases<field::g2_affine>(1501, {5u}, {1u, 7u, 128u});
   check_precomputed<field::g2_affine>(1501, {{10, 0}}, {1u, 7u, 128u});
+}
+
+namespace {
+
+/// Every edge case with the entries placed in two passes and by density (uniform scalars dense, the
+/// 0/1-heavy and all-zero ones sparse), in one slice and in several, over bases without copies at
+/// `bits` (0: the plan's width) and over one copy a window of 10 bits.
+template <class Affine>
+void check_two_passes(std::size_t n, unsigned bits) {
+  REQUIRE(gpu_present());
+  const std::uint64_t seed = fresh_seed();
+  INFO("seed " << seed << ", n " << n << ", window " << bits);
+  std::mt19937_64 gen(seed);
+  const auto points = edge_case_bases<Affine>(n, gen);
+  const pinned_copy<Affine> pinned(points);
+  cuda::msm_context context(0);
+  const cuda::msm_bases<Affine> plain(pinned.span(), 0), copied(pinned.span(), 0, cuda::msm_precompute{10, 0});
+  for (const auto& [name, scalars] : edge_case_scalars(n, gen)) {
+    const Affine expected = cpu_msm(points, scalars);
+    for (const std::size_t slice : {std::size_t{0}, n / 3 + 1, std::size_t{1000}}) {
+      INFO("scalars " << name << ", slice " << slice);
+      for (const auto placement : {cuda::msm_placement::two_passes, cuda::msm_placement::by_density}) {
+        INFO((placement == cuda::msm_placement::two_passes ? "two passes" : "by density"));
+        cuda::msm_gpu_options two{bits, 0, nullptr, placement, slice};
+        CHECK(gpu_msm(context, plain, scalars, gen() % 2 == 0, two) == expected);
+        two.window_bits = 0;
+        CHECK(gpu_msm(context, copied, scalars, false, two) == expected);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("entries placed in two passes, or by density, give the same MSM in G1 and G2, edge cases and slices included",
+          "[cuda][msm][gpu]") {
+  // 6-bit windows: one bin; 16-bit: 257 bins; over 10-bit copies 20,003 points put up to 520,078
+  // entries in one bin (eight tiles of pass 2).
+  check_two_passes<field::g1_affine>(3001, 6);
+  check_two_passes<field::g1_affine>(3001, 16);
+  check_two_passes<field::g1_affine>(20003, 0);
+  check_two_passes<field::g2_affine>(1501, 16);
+  check_two_passes<field::g2_affine>(20003, 0);
+  std::mt19937_64 gen(fresh_seed());
+  const auto g1 = known_bases<field::g1_curve>::make(64, gen);
+  const pinned_copy<field::g1_affine> pinned(g1.points);
+  cuda::msm_context context(0);
+  const cuda::msm_bases_g1 bases(pinned.span(), 0);
+  // Two passes where the bins do not fit the plan: refused before anything is enqueued.
+  const device_scalars some(random_scalars(64, gen));
+  pinned_copy<field::g1_xyzz> result(std::vector<field::g1_xyzz>(1));
+  const cuda::msm_gpu_options unfit{24, 0, nullptr, cuda::msm_placement::two_passes};
+  CHECK_THROWS_AS(cuda::msm_async(context, bases, some.data(), 64, result.data(), nullptr, unfit),
+                  std::invalid_argument);
 }
 
 TEST_CASE("bases uploaded from pageable memory equal those uploaded from page-locked memory", "[cuda][msm][gpu]") {

@@ -136,6 +136,12 @@ struct msm_gpu_options {
   std::uint32_t level0_chunk = 0;
   /// When set, the run records these events (all four must be valid events of the device).
   const msm_phase_events* phases = nullptr;
+  /// One pass or two for placing the entries (msm_plan.hpp); `plan`: the plan's choice. For
+  /// measuring that choice; a run over entries placed for another run takes the plan's.
+  msm_placement placement = msm_placement::plan;
+  /// With two passes, at most this many scalars a slice (0: as many as the workspace holds), for
+  /// testing the slices.
+  std::size_t placement_slice = 0;
 };
 
 /// sum_w 2^(window_bits w) sums[w] + sums.back() over the windows sums[0 .. size - 2] and the ones'

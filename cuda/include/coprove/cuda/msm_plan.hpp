@@ -77,6 +77,25 @@ constexpr unsigned msm_windows_per_copy(unsigned bits, unsigned copies) noexcept
 /// Which group of points an MSM runs over (the plan's sizes depend on it).
 enum class msm_group { g1, g2 };
 
+/// How the entries are placed into their groups. One pass: each window's entries of a warp take one
+/// global atomic per group they meet and are stored at its cursor. Two passes: entries first go to
+/// bins of consecutive groups, then each bin's to their groups, each block of either pass taking
+/// one atomic per bin (group) it meets and writing its entries sorted by destination, in runs
+/// (msm_kernels.cu). `by_density`: two passes for dense scalars, one for sparse ones, as the device
+/// finds them once it has counted their entries (msm_dense_entries). `plan`: the plan's choice for
+/// the size, one pass or by density.
+enum class msm_placement { plan, one_pass, two_passes, by_density };
+
+/// Whether scalars whose entries are `all`, `ones` of them in the ones group, out of `possible`
+/// (count * W, every digit nonzero), are dense: their entries besides the ones group at least 3/8
+/// of the possible ones. Two passes place dense scalars faster, one pass sparse ones (0/1-heavy
+/// witnesses: the ones group's entries are consecutive and the other entries few). Measured on an
+/// H100 (bench/RESULTS.md), the passes' times cross at 35 % (2^24 points, 13 copies of 20-bit
+/// windows) and 38 % (2^26, 16-bit windows).
+constexpr bool msm_dense_entries(std::uint32_t all, std::uint32_t ones, std::uint64_t possible) noexcept {
+  return std::uint64_t{8} * (all - ones) >= std::uint64_t{3} * possible;
+}
+
 /// One MSM's shape and memory (see the top of the file).
 struct msm_plan {
   msm_group group = msm_group::g1;
@@ -101,6 +120,17 @@ struct msm_plan {
   std::vector<std::uint32_t> window_level_chunk;
   std::vector<std::size_t> window_level_capacity;
   std::size_t point_bytes = 0;                 ///< one XYZZ sum (192 for G1, 384 for G2)
+  /// The placement: 0 for one pass, else two passes over bins of 2^placement_bin_shift groups,
+  /// placement_bins of them (their counters fit the group counts' array five times).
+  unsigned placement_bin_shift = 0;
+  unsigned placement_bins = 0;
+  /// With bins: whether the device takes them only for dense scalars (msm_dense_entries), placing
+  /// sparse ones in one pass (msm_placement::by_density, the plan's choice where it takes bins).
+  bool placement_by_density = false;
+  /// What a run's workspace holds after its entries (the sums and the windows): the temporary
+  /// entries of the two-pass placement (8 bytes each) take it while the entries are placed, in
+  /// slices of the scalars that fit.
+  std::size_t placement_temp_bytes = 0;
   /// Device memory one run takes besides the bases and scalars (the scan's scratch excluded;
   /// msm.hpp's msm_workspace_bytes adds it).
   std::size_t workspace_bytes = 0;
@@ -114,9 +144,10 @@ struct msm_plan {
 /// msm_max_window_bits, count above msm_max_count, copies more than the digits' windows,
 /// or copies x count points beyond an entry's 31-bit index.
 /// level0_chunk: the entries a thread of level 0 adds (0: the plan's choice; 1..msm_max_level0_chunk,
-/// else std::invalid_argument), for measuring the choice.
+/// else std::invalid_argument), for measuring the choice. placement: the plan's choice, or one pass
+/// or two passes or by density as asked (bins that do not fit: std::invalid_argument).
 msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits = 0, unsigned copies = 1,
-                  std::uint32_t level0_chunk = 0);
+                  std::uint32_t level0_chunk = 0, msm_placement placement = msm_placement::plan);
 /// The most entries a thread of level 0 may be given.
 inline constexpr std::uint32_t msm_max_level0_chunk = 1024;
 

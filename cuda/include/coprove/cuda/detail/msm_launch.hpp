@@ -32,12 +32,50 @@ void msm_shift_copies(msm_group group, void* bases, std::size_t stride, std::siz
 void msm_count_entries(const void* scalars, std::uint32_t* canonical, std::size_t count, unsigned bits,
                        unsigned windows, unsigned per_copy, std::uint32_t* histogram, cudaStream_t stream);
 
+/// Which placement a kernel serves: with `offsets` null, the one it was launched for; else the
+/// one the device picks from the groups' offsets (groups + 1 of them, the ones group last) once
+/// they are scanned, with no round trip to the host: the kernel runs where msm_dense_entries
+/// (msm_plan.hpp) equals `dense` and returns at once otherwise.
+struct msm_placement_gate {
+  const std::uint32_t* offsets = nullptr;
+  std::uint32_t groups = 0;
+  std::uint64_t possible = 0;
+  bool dense = false;
+};
+
 /// Writes each entry (index of its point in its copy of the bases, `stride` points a copy; sign
 /// in bit 31) at its group's cursor (the groups' start offsets on entry; advanced as entries are
 /// placed).
 void msm_place_entries(const std::uint32_t* canonical, std::size_t count, unsigned bits, unsigned windows,
                        unsigned per_copy, std::size_t stride, std::uint32_t* cursor, std::uint32_t* entries,
-                       cudaStream_t stream);
+                       msm_placement_gate gate, cudaStream_t stream);
+
+// The placement in two passes (msm_plan::placement_bin_shift != 0), over the scalars in slices
+// [first, first + count) of the canonical ones: bins of 2^shift consecutive groups, `bins` of them.
+/// Entries of a bin that one block of pass 2 moves (its shared memory holds them, two bytes of
+/// group each, and three counters a group of the bin), and that block's threads.
+constexpr std::uint32_t msm_bin_tile(unsigned shift) noexcept {
+  return shift <= 11 ? std::uint32_t{1} << 15 : std::uint32_t{1} << 14;
+}
+inline constexpr unsigned msm_unpack_threads = 1024;
+
+/// bin_counts[b] += the entries of the slice's scalars in bin b (bin_counts zeroed by the caller).
+void msm_count_bins(const std::uint32_t* canonical, std::size_t first, std::size_t count, unsigned bits,
+                    unsigned windows, unsigned per_copy, unsigned shift, unsigned bins, std::uint32_t* bin_counts,
+                    msm_placement_gate gate, cudaStream_t stream);
+/// Pass 1: each entry of the slice (as msm_place_entries writes it) and its group, 8 bytes, at its
+/// bin's cursor in temp (the bins' start offsets in the slice's part of temp on entry).
+void msm_place_bins(const std::uint32_t* canonical, std::size_t first, std::size_t count, unsigned bits,
+                    unsigned windows, unsigned per_copy, std::size_t stride, unsigned shift, unsigned bins,
+                    std::uint32_t* bin_cursor, void* temp, msm_placement_gate gate, cudaStream_t stream);
+/// tiles[b] = the tiles of `tile` entries in bin b (bin_offsets: bins + 1 values), tiles[bins] = 0.
+void msm_bin_tiles(const std::uint32_t* bin_offsets, unsigned bins, std::uint32_t tile, std::uint32_t* tiles,
+                   msm_placement_gate gate, cudaStream_t stream);
+/// Pass 2: each entry in temp at its group's cursor in `entries` (tile_start: the exclusive scan of
+/// msm_bin_tiles; max_tiles bounds tile_start[bins]).
+void msm_unpack_bins(const void* temp, const std::uint32_t* bin_offsets, const std::uint32_t* tile_start,
+                     unsigned bins, std::size_t max_tiles, std::uint32_t tile, unsigned shift, std::uint32_t* cursor,
+                     std::uint32_t* entries, msm_placement_gate gate, cudaStream_t stream);
 
 /// Scratch bytes of msm_exclusive_scan over `items` values.
 std::size_t msm_scan_scratch_bytes(std::size_t items);
