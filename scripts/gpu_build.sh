@@ -19,13 +19,13 @@ for t in "${targets[@]}"; do
   f=$(find "$build_dir" -maxdepth 3 -type f -name "$t" -perm -u+x | head -n1)
   [ -n "$f" ] && cp "$f" "$bin_dir"/
 done
-cp scripts/gpu_check.sh scripts/gpu_measure.sh "$bin_dir"/
+cp scripts/gpu_check.sh scripts/gpu_measure.sh scripts/gpu_targets.sh "$bin_dir"/
 if [ "${GPU_PACK:-0}" = 1 ]; then
   # One archive for a size-limited transfer: stripped, and xz -9's 64 MiB window finds the device
   # code the executables share (four of them, about 15 MB each, pack into about 10 MB).
   pack=$(mktemp -d)
   for t in "${targets[@]}"; do [ -f "$bin_dir/$t" ] && strip -o "$pack/$t" "$bin_dir/$t"; done
-  cp scripts/gpu_check.sh scripts/gpu_measure.sh "$pack"/
+  cp scripts/gpu_check.sh scripts/gpu_measure.sh scripts/gpu_targets.sh "$pack"/
   tar -C "$pack" -cf - . | xz -T1 -9 >"$bin_dir/bins.tar.xz"
   rm -rf "$pack"
 fi
