@@ -154,7 +154,7 @@ __global__ void place_kernel(const std::uint32_t* canonical, std::size_t count, 
 // memory, reserves its run in each with one global atomic, sorts its entries by destination in
 // shared memory and writes each run with consecutive threads at consecutive places: stores to
 // scattered places, not the atomics, are what the one-pass placement spends most of its time on
-// (bench/probe_placement.cu, bench/RESULTS.md).
+// (bench/RESULTS.md: measured with a probe of the placement's variants, f017213).
 
 /// Pass 1's block: 256 threads, and as many scalars as leave at most bin_block_entries entries.
 constexpr unsigned bin_threads = 256;
