@@ -46,7 +46,9 @@
 
 namespace {
 
+#ifdef COPROVE_HAVE_CUDA
 namespace cuda = coprove::cuda;
+#endif
 namespace runtime = coprove::runtime;
 using namespace coprove::field;
 using namespace coprove::r1cs;
