@@ -5,8 +5,7 @@
 #include <coprove/field/fr.hpp>
 #include <coprove/field/parallel.hpp>
 
-#include <boost/json/serialize.hpp>
-#include <boost/json/value.hpp>
+#include "support/report.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -74,15 +73,6 @@ inline std::vector<unsigned> parse_numbers(const std::string& text, unsigned lo,
 inline std::vector<unsigned> parse_log_sizes(const std::string& text, unsigned lo, unsigned hi,
                                              const std::string& program) {
   return parse_numbers(text, lo, hi, program, "log size");
-}
-
-/// Writes `value` as one line of JSON to path; false (with a message naming `program`) when it
-/// cannot.
-inline bool write_json_file(const std::string& path, const boost::json::value& value, const std::string& program) {
-  std::ofstream out(path);
-  out << boost::json::serialize(value) << "\n";
-  if (!out) std::cerr << program << ": cannot write " << path << "\n";
-  return static_cast<bool>(out);
 }
 
 }  // namespace coprove::bench
