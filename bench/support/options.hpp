@@ -60,6 +60,19 @@ T parse_number(const std::string& flag, const std::string& text, T lo, T hi) {
 
 }  // namespace detail
 
+/// The comma-separated numbers of text, each in [lo, hi]; usage_error naming flag otherwise.
+template <std::integral T>
+std::vector<T> parse_list(const std::string& flag, const std::string& text, T lo, T hi) {
+  std::vector<T> values;
+  for (const std::string& item : detail::split_list(flag, text)) values.push_back(detail::parse_number(flag, item, lo, hi));
+  return values;
+}
+
+/// The comma-separated items of text (none empty); usage_error naming flag otherwise.
+inline std::vector<std::string> parse_items(const std::string& flag, const std::string& text) {
+  return detail::split_list(flag, text);
+}
+
 /// The flags of one bench. Declare each with the variable it sets (its default is the variable's
 /// value before parse), then call parse(argc, argv).
 class options {
@@ -93,11 +106,8 @@ class options {
   template <std::integral T>
   options& list(const std::string& name, std::vector<T>& target, std::string value_name, std::string help, T lo,
                 T hi) {
-    return add(name, std::move(value_name), std::move(help), [&target, name, lo, hi](const std::string& v) {
-      std::vector<T> values;
-      for (const std::string& item : detail::split_list(name, v)) values.push_back(detail::parse_number(name, item, lo, hi));
-      target = std::move(values);
-    });
+    return add(name, std::move(value_name), std::move(help),
+               [&target, name, lo, hi](const std::string& v) { target = parse_list(name, v, lo, hi); });
   }
   /// A flag whose value is one of allowed.
   options& choice(const std::string& name, std::string& target, std::vector<std::string> allowed, std::string help) {
