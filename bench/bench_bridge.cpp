@@ -12,6 +12,9 @@
 // this run. stream_write rows are left out, and say so, where the device cannot run them.
 //
 //   bench_bridge [--iterations N] [--spin-us US] [--json PATH]
+#include "support/options.hpp"
+#include "support/report.hpp"
+
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -61,27 +64,12 @@ struct options {
 
 options parse(int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--json" && i + 1 < argc) {
-      o.json_path = argv[++i];
-    } else if (a == "--iterations" && i + 1 < argc) {
-      o.iterations = std::strtoull(argv[++i], nullptr, 10);
-      if (o.iterations < 100) {
-        std::cerr << "bench_bridge: --iterations must be at least 100\n";
-        std::exit(2);
-      }
-    } else if (a == "--spin-us" && i + 1 < argc) {
-      o.spin_us = std::strtol(argv[++i], nullptr, 10);
-      if (o.spin_us < 0 || o.spin_us > 1000000) {
-        std::cerr << "bench_bridge: --spin-us must be between 0 and 1000000\n";
-        std::exit(2);
-      }
-    } else {
-      std::cerr << "usage: bench_bridge [--iterations N (>= 100)] [--spin-us US (default 100)] [--json PATH]\n";
-      std::exit(2);
-    }
-  }
+  coprove::bench::options("bench_bridge", "the completion bridge's round trip against launch + cudaStreamSynchronize")
+      .number("--iterations", o.iterations, "N", "round trips a row (default 5000)", std::size_t{100},
+              std::size_t{100'000'000})
+      .number("--spin-us", o.spin_us, "US", "run_spinning's window, microseconds (default 100)", 0L, 1'000'000L)
+      .text("--json", o.json_path, "PATH", "write the report as JSON")
+      .parse(argc, argv);
   return o;
 }
 
@@ -93,13 +81,7 @@ std::string today() {
 }
 
 void write_json(const options& o, const boost::json::object& report) {
-  if (o.json_path.empty()) return;
-  std::ofstream out(o.json_path);
-  out << boost::json::serialize(report) << "\n";
-  if (!out) {
-    std::cerr << "bench_bridge: cannot write " << o.json_path << "\n";
-    std::exit(1);
-  }
+  if (!o.json_path.empty() && !coprove::bench::write_json_file(o.json_path, report, "bench_bridge")) std::exit(1);
 }
 
 }  // namespace

@@ -18,6 +18,8 @@
 #endif
 
 #include "bench_support.hpp"
+#include "support/options.hpp"
+#include "support/report.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -41,19 +43,6 @@ namespace {
 namespace groth16 = coprove::groth16;
 namespace engine = coprove::engine;
 using coprove::field::fr;
-
-void usage() {
-  std::cerr << "usage: bench_circom [--circuit NAME]... [--zkey PATH --witness PATH...] [--batch N] [--runs N]\n"
-               "                    [--backend host|cuda] [--snarkjs-runs N] [--node PATH] [--json PATH]\n"
-               "  --circuit: poseidon_chain (2^12), sha256_block (SHA-256, one block, 2^15) or sha256_2block\n"
-               "             (two blocks, 2^16: scripts/make_circom_fixtures.sh sha256x2 makes it), or sha256_2eK\n"
-               "             for K = 16..20 (SHA-256 filling a 2^K domain: make_circom_fixtures.sh sha256_2eK);\n"
-               "             repeatable. Default: each of the first three whose files are there\n"
-               "  --zkey, --witness: another circuit, its key and witnesses\n"
-               "  --batch: witnesses (cycled) in the engine's job (default 16); --runs: CPU proofs timed (default 3)\n"
-               "  --backend: the engine's backend (default cuda where compiled in and a GPU is seen, else host)\n"
-               "  --snarkjs-runs: timed snarkjs proofs per circuit (default 3; 0 leaves snarkjs out)\n";
-}
 
 /// A circuit to measure: its zkey and witnesses.
 struct circuit_files {
@@ -241,43 +230,50 @@ int run(int argc, char** argv) {
   options opt;
   std::vector<circuit_files> circuits;
   std::string json_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto next = [&] { return coprove::bench::option_value(argc, argv, i, usage); };
-    if (arg == "--circuit") {
-      const std::string name = next();
-      if (std::find(fixture_names.begin(), fixture_names.end(), name) == fixture_names.end() &&
-          std::find(large_fixture_names.begin(), large_fixture_names.end(), name) == large_fixture_names.end()) {
-        usage();
-        return 1;
-      }
-      const auto found = find_fixture(name);
-      if (!found) {
-        std::cerr << "bench_circom: " << name << ".zkey and its witnesses are in neither tests/data/circom nor "
-                  << "build/circom-fixtures: make them with scripts/make_circom_fixtures.sh " << fixture_set(name)
-                  << "\n";
-        return 1;
-      }
-      circuits.push_back(*found);
-    } else if (arg == "--zkey") {
-      const std::string path = next();
-      circuits.push_back({std::filesystem::path(path).stem().string(), path, {}, true});
-    } else if (arg == "--witness") {
-      if (circuits.empty() || !circuits.back().given) {
-        std::cerr << "bench_circom: --witness follows the --zkey it belongs to\n";
-        return 1;
-      }
-      circuits.back().witnesses.push_back(next());
-    } else if (arg == "--batch") opt.batch = std::stoul(next());
-    else if (arg == "--runs") opt.runs = std::stoul(next());
-    else if (arg == "--backend") opt.backend_name = next();
-    else if (arg == "--snarkjs-runs") opt.snarkjs_runs = std::stoul(next());
-    else if (arg == "--node") opt.node = next();
-    else if (arg == "--json") json_path = next();
-    else {
-      usage();
+  std::vector<std::string> known = fixture_names;
+  known.insert(known.end(), large_fixture_names.begin(), large_fixture_names.end());
+  std::string known_text;
+  for (const auto& name : known) known_text += (known_text.empty() ? "" : ", ") + name;
+  coprove::bench::options("bench_circom", "circom witnesses proved from a snarkjs zkey, beside snarkjs groth16 prove")
+      .value("--circuit", "NAME",
+             "a fixture, repeatable: poseidon_chain (2^12), sha256_block (2^15), sha256_2block (2^16), "
+             "sha256_2eK for K = 16..20 (default: each of the first three whose files are there)",
+             [&](const std::string& name) {
+               if (std::find(known.begin(), known.end(), name) == known.end())
+                 throw std::invalid_argument("expected one of " + known_text + ", got '" + name + "'");
+               circuits.push_back({name, "", {}, false});  // its files are found after parsing
+             })
+      .value("--zkey", "PATH", "another circuit's key (its --witness files follow it)",
+             [&](const std::string& path) {
+               circuits.push_back({std::filesystem::path(path).stem().string(), path, {}, true});
+             })
+      .value("--witness", "PATH", "a witness of the --zkey before it, repeatable",
+             [&](const std::string& path) {
+               if (circuits.empty() || !circuits.back().given)
+                 throw std::invalid_argument("follows the --zkey it belongs to");
+               circuits.back().witnesses.push_back(path);
+             })
+      .number("--batch", opt.batch, "N", "witnesses (cycled) in the engine's job (default 16)", std::size_t{1},
+              std::size_t{1} << 20)
+      .number("--runs", opt.runs, "N", "CPU proofs timed (default 3)", std::size_t{1}, std::size_t{10000})
+      .choice("--backend", opt.backend_name, {"host", "cuda"},
+              "the engine's backend (default cuda where compiled in and a GPU is seen, else host)")
+      .number("--snarkjs-runs", opt.snarkjs_runs, "N", "timed snarkjs proofs a circuit (default 3; 0 leaves snarkjs out)",
+              std::size_t{0}, std::size_t{10000})
+      .text("--node", opt.node, "PATH", "the node that runs snarkjs (default node)")
+      .text("--json", json_path, "PATH", "write the rows as JSON")
+      .note("Run from the repository root: the fixtures are tests/data/circom (scripts/make_circom_fixtures.sh).")
+      .parse(argc, argv);
+  for (auto& c : circuits) {
+    if (c.given) continue;
+    const auto found = find_fixture(c.name);
+    if (!found) {
+      std::cerr << "bench_circom: " << c.name << ".zkey and its witnesses are in neither tests/data/circom nor "
+                << "build/circom-fixtures: make them with scripts/make_circom_fixtures.sh " << fixture_set(c.name)
+                << "\n";
       return 1;
     }
+    c = *found;
   }
   if (circuits.empty()) {
     for (const auto& name : fixture_names)
@@ -292,10 +288,6 @@ int run(int argc, char** argv) {
       std::cerr << "bench_circom: " << c.zkey << " has no --witness\n";
       return 1;
     }
-  }
-  if (opt.batch == 0 || opt.runs == 0) {
-    usage();
-    return 1;
   }
 
   boost::json::array rows;

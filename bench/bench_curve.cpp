@@ -17,6 +17,9 @@
 #include <coprove/field/pairing.hpp>
 #include <coprove/field/scalar.hpp>
 
+#include "support/options.hpp"
+#include "support/report.hpp"
+
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -92,10 +95,6 @@ std::optional<boost::json::object> run_noble(const std::string& script, int reps
   }
 }
 
-void usage() {
-  std::cerr << "usage: bench_curve [--json PATH] [--reps N] [--noble-script PATH] [--no-noble]\n";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,28 +103,12 @@ int main(int argc, char** argv) {
   bool with_noble = true;
   std::string noble_script =
       (std::filesystem::path(__FILE__).parent_path() / "noble_curve_floor.mjs").string();
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        usage();
-        std::exit(1);
-      }
-      return argv[++i];
-    };
-    if (arg == "--json") {
-      json_path = next();
-    } else if (arg == "--reps") {
-      reps = std::max(1, std::stoi(next()));
-    } else if (arg == "--noble-script") {
-      noble_script = next();
-    } else if (arg == "--no-noble") {
-      with_noble = false;
-    } else {
-      usage();
-      return 1;
-    }
-  }
+  coprove::bench::options("bench_curve", "the curve layer and the pairing on one thread, beside @noble/curves")
+      .number("--reps", reps, "N", "runs a case, the median kept (default 15)", 1, 10000)
+      .text("--noble-script", noble_script, "PATH", "the noble floor's script (default bench/noble_curve_floor.mjs)")
+      .flag("--no-noble", [&] { with_noble = false; }, "leave the noble floor out (otherwise node missing is an error)")
+      .text("--json", json_path, "PATH", "write the rows as JSON")
+      .parse(argc, argv);
 
   std::mt19937_64 gen(2024);
   std::vector<row> rows;
@@ -304,32 +287,17 @@ int main(int argc, char** argv) {
   std::printf("bench_curve: one thread, Fq multiply path %s, %d reps (medians)%s%s\n",
               std::string(field::to_string(field::active_fq_multiply_path())).c_str(), reps,
               with_noble ? ", floor @noble/curves " : "", noble_version.c_str());
-  std::printf("%-24s %12s %6s %14s %10s\n", "case", "coprove", "unit", "noble", "noble/ours");
+  coprove::bench::report table(
+      {{"case", "case"}, {"coprove", "value", 3}, {"unit", "unit"}, {"noble", "noble", 3}, {"noble/ours", "ratio", 1}});
   for (const auto& r : rows) {
+    boost::json::object o{{"case", r.name}, {"unit", r.unit}, {"value", r.value}};
     if (r.noble) {
-      std::printf("%-24s %12.3f %6s %14.3f %9.1fx\n", r.name.c_str(), r.value, r.unit.c_str(),
-                  *r.noble, *r.noble / r.value);
-    } else {
-      std::printf("%-24s %12.3f %6s %14s %10s\n", r.name.c_str(), r.value, r.unit.c_str(), "", "");
+      o["noble"] = *r.noble;
+      o["ratio"] = *r.noble / r.value;
     }
+    table.add(std::move(o));
   }
-
-  if (!json_path.empty()) {
-    boost::json::array out;
-    for (const auto& r : rows) {
-      boost::json::object o{{"case", r.name}, {"unit", r.unit}, {"value", r.value}};
-      if (r.noble) {
-        o["noble"] = *r.noble;
-        o["ratio"] = *r.noble / r.value;
-      }
-      out.push_back(std::move(o));
-    }
-    std::ofstream file(json_path);
-    if (!file) {
-      std::cerr << "bench_curve: cannot write " << json_path << "\n";
-      return 1;
-    }
-    file << boost::json::serialize(out) << "\n";
-  }
+  table.print();
+  if (!json_path.empty() && !table.write_json(json_path, "bench_curve")) return 1;
   return 0;
 }

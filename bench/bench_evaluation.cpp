@@ -6,6 +6,8 @@
 // Both results are compared; a mismatch fails the run. Prints a table; --json PATH writes
 // [{"log_n","cpu_ms","gpu_ms","speedup","equal"}] (-1 for a column not measured: no GPU, or --no-cpu).
 #include "bench_support.hpp"
+#include "support/options.hpp"
+#include "support/report.hpp"
 
 #include <coprove/field/domain.hpp>
 #include <coprove/field/evaluation.hpp>
@@ -108,7 +110,7 @@ void print(const std::vector<result>& results) {
   }
 }
 
-void write_json(const std::vector<result>& results, const std::string& path) {
+bool write_json(const std::vector<result>& results, const std::string& path) {
   boost::json::array out;
   for (const auto& r : results)
     out.push_back(boost::json::object{{"log_n", r.log_n},
@@ -116,9 +118,7 @@ void write_json(const std::vector<result>& results, const std::string& path) {
                                       {"gpu_ms", r.gpu_ms},
                                       {"speedup", r.gpu_ms > 0 && r.cpu_ms > 0 ? r.cpu_ms / r.gpu_ms : 0.0},
                                       {"equal", r.equal}});
-  std::ofstream file(path);
-  if (!file) throw std::runtime_error("cannot write " + path);
-  file << boost::json::serialize(out) << "\n";
+  return coprove::bench::write_json_file(path, out, "bench_evaluation");
 }
 
 }  // namespace
@@ -127,26 +127,14 @@ int main(int argc, char** argv) try {
   std::string json_path;
   unsigned min_log = 16, max_log = 22, reps = 5;
   bool cpu = true;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--json") json_path = value();
-    else if (arg == "--min") min_log = static_cast<unsigned>(std::stoul(value()));
-    else if (arg == "--max") max_log = static_cast<unsigned>(std::stoul(value()));
-    else if (arg == "--reps") reps = static_cast<unsigned>(std::max(1ul, std::stoul(value())));
-    else if (arg == "--no-cpu") cpu = false;
-    else if (arg == "--help" || arg == "-h") {
-      std::cout << "bench_evaluation [--json PATH] [--min L] [--max L] [--reps N] [--no-cpu]\n";
-      return 0;
-    } else {
-      throw std::invalid_argument("unknown argument " + arg);
-    }
-  }
-  if (min_log < 1 || max_log > 28 || min_log > max_log)
-    throw std::invalid_argument("--min/--max must satisfy 1 <= min <= max <= 28");
+  coprove::bench::options cli("bench_evaluation", "the evaluation at zeta, every CPU core against the GPU");
+  cli.number("--min", min_log, "L", "the smallest domain, log2 (default 16; sizes step by 2)", 1u, 28u)
+      .number("--max", max_log, "L", "the largest (default 22)", 1u, 28u)
+      .number("--reps", reps, "N", "GPU runs, the median kept (default 5; the CPU runs at most 3)", 1u, 1000u)
+      .flag("--no-cpu", [&] { cpu = false; }, "leave the CPU column out")
+      .text("--json", json_path, "PATH", "write the rows as JSON")
+      .parse(argc, argv);
+  if (min_log > max_log) cli.refuse("--min is above --max");
 
   std::vector<result> results;
   std::mt19937_64 gen(3);
@@ -181,7 +169,7 @@ int main(int argc, char** argv) try {
   std::printf("evaluation at zeta (a, b, c barycentric + h Horner), %zu CPU threads\n",
               coprove::field::parallelism());
   print(results);
-  if (!json_path.empty()) write_json(results, json_path);
+  if (!json_path.empty() && !write_json(results, json_path)) return 1;
   return all_equal ? 0 : 1;
 } catch (const std::exception& e) {
   std::cerr << "bench_evaluation: " << e.what() << "\n";

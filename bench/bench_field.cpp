@@ -19,6 +19,9 @@
 #include <coprove/field/parallel.hpp>
 #include <coprove/field/quotient.hpp>
 
+#include "support/options.hpp"
+#include "support/report.hpp"
+
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -181,12 +184,6 @@ std::vector<result> bench_mul_paths(std::size_t count, int reps) {
   return out;
 }
 
-void usage() {
-  std::cerr << "usage: bench_field [--json PATH] [--min-log K] [--max-log K] [--reps N] "
-               "[--threads N]\n"
-               "                   [--fr-path portable|adx]  (the NTTs' multiplication path)\n";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -195,39 +192,21 @@ int main(int argc, char** argv) {
   int reps = 5;
   std::size_t threads = 0;
   std::string fr_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        usage();
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (arg == "--json") json_path = next();
-    else if (arg == "--min-log") min_log = static_cast<unsigned>(std::stoul(next()));
-    else if (arg == "--max-log") max_log = static_cast<unsigned>(std::stoul(next()));
-    else if (arg == "--reps") reps = std::max(1, std::stoi(next()));
-    else if (arg == "--threads") threads = std::stoul(next());
-    else if (arg == "--fr-path") fr_path = next();
-    else {
-      usage();
-      return 2;
-    }
-  }
-  if (min_log > max_log || max_log > 28) {
-    std::cerr << "bench_field: need min-log <= max-log <= 28\n";
-    return 2;
-  }
+  coprove::bench::options cli("bench_field", "Fr multiplication on one thread and the NTTs and quotient on every core");
+  cli.number("--min-log", min_log, "K", "the smallest transform, log2 elements (default 16)", 1u, 28u)
+      .number("--max-log", max_log, "K", "the largest (default 22)", 1u, 28u)
+      .number("--reps", reps, "N", "runs a case, the median kept (default 5)", 1, 1000)
+      .number("--threads", threads, "N", "threads for the transforms (default 0: every core)", std::size_t{0},
+              std::size_t{4096})
+      .choice("--fr-path", fr_path, {"portable", "adx"}, "the transforms' multiplication path (default: the fastest)")
+      .text("--json", json_path, "PATH", "write the rows as JSON")
+      .parse(argc, argv);
+  if (min_log > max_log) cli.refuse("--min-log is above --max-log");
   set_parallelism(threads);
 
   std::vector<result> results = bench_mul_paths(std::size_t{1} << 22, std::max(reps, 5));
   // The transforms run on the chosen path (by default the fastest this CPU supports).
   if (!fr_path.empty()) {
-    if (fr_path != "portable" && fr_path != "adx") {
-      usage();
-      return 2;
-    }
     try {
       set_fr_multiply_path(fr_path == "adx" ? fr_multiply_path::x86_64_adx
                                             : fr_multiply_path::portable);
@@ -257,23 +236,11 @@ int main(int argc, char** argv) {
         7 * butterflies + 2.0 * n);
   }
 
-  std::printf("%-40s %10s %12s %14s   (threads: %zu; NTTs on the %s path)\n", "case", "n", "ms",
-              "Mmul/s", parallelism(), std::string(fr_multiply_path_name()).c_str());
-  for (const auto& r : results) {
-    std::printf("%-40s %10zu %12.3f %14.1f\n", r.name.c_str(), r.n, r.ms, r.mul_per_s / 1e6);
-  }
-  if (!json_path.empty()) {
-    boost::json::array out;
-    for (const auto& r : results) {
-      out.push_back(boost::json::object{{"case", r.name}, {"n", r.n}, {"ms", r.ms},
-                                        {"mul_per_s", r.mul_per_s}});
-    }
-    std::ofstream file(json_path);
-    if (!file) {
-      std::cerr << "bench_field: cannot write " << json_path << "\n";
-      return 1;
-    }
-    file << boost::json::serialize(out) << "\n";
-  }
+  std::printf("bench_field: %zu threads; NTTs on the %s path\n", parallelism(),
+              std::string(fr_multiply_path_name()).c_str());
+  coprove::bench::report table({{"case", "case"}, {"n", "n"}, {"ms", "ms", 3}, {"Mmul/s", "mul_per_s", 1, 1e6}});
+  for (const auto& r : results) table.add({{"case", r.name}, {"n", r.n}, {"ms", r.ms}, {"mul_per_s", r.mul_per_s}});
+  table.print();
+  if (!json_path.empty() && !table.write_json(json_path, "bench_field")) return 1;
   return 0;
 }

@@ -13,7 +13,8 @@
 #include <coprove/r1cs/circuits.hpp>
 #include <coprove/r1cs/mimc.hpp>
 
-#include "bench_support.hpp"
+#include "support/options.hpp"
+#include "support/report.hpp"
 
 #include <boost/json.hpp>
 
@@ -37,30 +38,17 @@ double time_ms(const std::function<void()>& work) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-void usage() {
-  std::cerr << "usage: bench_groth16 [--logs 12,16] [--dir DIR] [--json PATH]\n"
-               "  --logs: log2 constraint counts of the MiMC circuit (10..24, default 12)\n"
-               "  --dir: where params is written and read back (default: the system's temporary folder)\n";
-}
-
 int run(int argc, char** argv) {
   std::vector<unsigned> logs{12};
   std::filesystem::path dir = std::filesystem::temp_directory_path();
   std::string json_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto next = [&] { return coprove::bench::option_value(argc, argv, i, usage); };
-    if (arg == "--logs") {
-      logs = coprove::bench::parse_log_sizes(next(), r1cs::min_log_constraints, 24, "bench_groth16");
-    } else if (arg == "--dir") {
-      dir = next();
-    } else if (arg == "--json") {
-      json_path = next();
-    } else {
-      usage();
-      return 1;
-    }
-  }
+  std::string dir_text = dir.string();
+  coprove::bench::options("bench_groth16", "Groth16 on the CPU for the MiMC circuit: setup, params, witness, prove, verify")
+      .list("--logs", logs, "L,...", "log2 constraint counts (default 12)", r1cs::min_log_constraints, 24u)
+      .text("--dir", dir_text, "DIR", "where params is written and read back (default: the temporary folder)")
+      .text("--json", json_path, "PATH", "write the rows as JSON")
+      .parse(argc, argv);
+  dir = dir_text;
 
   boost::json::array json;
   std::printf("bench_groth16: MiMC on the CPU, %zu threads, one run per stage\n", coprove::field::parallelism());

@@ -34,6 +34,8 @@
 #include <coprove/field/encoding.hpp>
 
 #include "bench_support.hpp"
+#include "support/options.hpp"
+#include "support/report.hpp"
 
 #if defined(COPROVE_HAVE_CUDA)
 #include <coprove/cuda/msm.hpp>
@@ -473,21 +475,6 @@ int bench_gpu(const std::vector<unsigned>& g1_logs, const std::vector<unsigned>&
 }
 #endif
 
-void usage() {
-  std::cerr << "usage: bench_msm [--gpu [--windows BITS,...] [--chunks N,...]] [--g1 LOGS] [--g2 LOGS] [--all] [--reps N] [--window BITS]\n"
-               "                 [--json PATH]\n"
-               "  LOGS: comma-separated log2 sizes (default --g1 10,12,14 --g2 10,12; with --gpu 16,...,26 and 16,...,24);\n"
-               "  --all: 10,12,14,16,18,20 for both groups\n"
-               "  --window: a fixed window width on the CPU (default: msm's choice for each size)\n"
-               "  --gpu: the GPU MSM (cuda::msm_async); --windows: extra window widths to time there;\n"
-               "  --precompute F:C,...: also over bases with F shifted copies (0: one a window) for C-bit windows\n"
-               "  --chunks N,...: also, over each --precompute's copies, uniform scalars with N entries a thread at\n"
-               "                  level 0 (the plan's choice is the row without)\n"
-               "  --placements one,two,density: also each resident configuration with the entries placed in one\n"
-               "                  pass, two, or two if the device finds the scalars dense (the plan's choice is the\n"
-               "                  row without)\n";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -502,60 +489,41 @@ int main(int argc, char** argv) {
   std::vector<precompute_spec> precomputed;
   std::vector<unsigned> level0_chunks;
   std::vector<std::string> placement_names;  // --placements: "one", "two", "density"
-  try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string arg = argv[i];
-      const auto next = [&] { return coprove::bench::option_value(argc, argv, i, usage); };
-      if (arg == "--g1") {
-        g1_logs = coprove::bench::parse_log_sizes(next(), 1, 26, "bench_msm");
-        sizes_given = true;
-      } else if (arg == "--g2") {
-        g2_logs = coprove::bench::parse_log_sizes(next(), 1, 26, "bench_msm");
-        sizes_given = true;
-      } else if (arg == "--gpu") {
-        gpu = true;
-      } else if (arg == "--windows") {
-        extra_windows = coprove::bench::parse_log_sizes(next(), 1, 24, "bench_msm");
-      } else if (arg == "--chunks") {
-        level0_chunks = coprove::bench::parse_numbers(next(), 1, 1024, "bench_msm", "level-0 chunk");
-      } else if (arg == "--placements") {
-        std::string list = next();
-        for (std::size_t at = 0; at <= list.size();) {
-          const std::size_t comma = std::min(list.find(',', at), list.size());
-          const std::string item = list.substr(at, comma - at);
-          if (item != "one" && item != "two" && item != "density")
-            throw std::invalid_argument("bench_msm: --placements takes one, two and density, got '" + item + "'");
-          placement_names.push_back(item);
-          at = comma + 1;
-        }
-      } else if (arg == "--precompute") {
-        std::string list = next();
-        for (std::size_t at = 0; at < list.size();) {
-          const std::size_t comma = std::min(list.find(',', at), list.size());
-          const std::string item = list.substr(at, comma - at);
-          const std::size_t colon = item.find(':');
-          if (colon == std::string::npos) throw std::invalid_argument("bench_msm: --precompute wants F:C, got " + item);
-          precomputed.push_back({static_cast<unsigned>(std::stoul(item.substr(0, colon))),
-                                 static_cast<unsigned>(std::stoul(item.substr(colon + 1)))});
-          at = comma + 1;
-        }
-      } else if (arg == "--all") {
-        g1_logs = g2_logs = {10, 12, 14, 16, 18, 20};
-      } else if (arg == "--reps") {
-        reps = std::max(1, std::stoi(next()));
-      } else if (arg == "--window") {
-        options.window_bits = static_cast<unsigned>(std::stoul(next()));
-      } else if (arg == "--json") {
-        json_path = next();
-      } else {
-        usage();
-        return 1;
-      }
-    }
-  } catch (const std::exception& e) {
-    std::cerr << e.what() << "\n";
-    return 1;
-  }
+  coprove::bench::options cli("bench_msm", "the multi-scalar multiplication in G1 and G2, on the CPU (beside blst) or the GPU");
+  cli.value("--g1", "LOGS", "G1 sizes, log2 points (default 10,12,14; with --gpu 16,18,...,26)",
+            [&](const std::string& v) {
+              g1_logs = coprove::bench::parse_list("--g1", v, 1u, 26u);
+              sizes_given = true;
+            })
+      .value("--g2", "LOGS", "G2 sizes (default 10,12; with --gpu 16,...,24)",
+             [&](const std::string& v) {
+               g2_logs = coprove::bench::parse_list("--g2", v, 1u, 26u);
+               sizes_given = true;
+             })
+      .flag("--all", [&] { g1_logs = g2_logs = {10, 12, 14, 16, 18, 20}; }, "10,12,...,20 for both groups")
+      .number("--reps", reps, "N", "runs a configuration after one warm-up, the median kept (default 3)", 1, 1000)
+      .number("--window", options.window_bits, "BITS",
+              "a fixed window width on the CPU (default 0: msm's choice for each size)", 0u,
+              groth16::msm_max_window_bits)
+      .flag("--gpu", gpu, "the GPU MSM (cuda::msm_async) instead of the CPU's")
+      .list("--windows", extra_windows, "BITS,...", "with --gpu: extra window widths to time (2^20 and up)", 1u, 24u)
+      .value("--precompute", "F:C,...",
+             "with --gpu: also over bases with F shifted copies (0: one a window) for C-bit windows",
+             [&](const std::string& v) {
+               for (const std::string& item : coprove::bench::parse_items("--precompute", v)) {
+                 const std::size_t colon = item.find(':');
+                 if (colon == std::string::npos) throw std::invalid_argument("expected F:C, got '" + item + "'");
+                 precomputed.push_back({coprove::bench::parse_list("--precompute", item.substr(0, colon), 0u, 64u)[0],
+                                        coprove::bench::parse_list("--precompute", item.substr(colon + 1), 1u, 24u)[0]});
+               }
+             })
+      .list("--chunks", level0_chunks, "N,...",
+            "with --gpu: also, over each --precompute's copies, N entries a thread at level 0", 1u, 1024u)
+      .names("--placements", placement_names, {"one", "two", "density"},
+             "with --gpu: also each resident configuration placed in one pass, two, or two if dense")
+      .text("--json", json_path, "PATH", "write the rows as JSON")
+      .note("The row without --chunks or --placements is the plan's choice.")
+      .parse(argc, argv);
   if (gpu) {
 #if defined(COPROVE_HAVE_CUDA)
     if (!sizes_given) {
@@ -609,16 +577,17 @@ int main(int argc, char** argv) {
               all_threads, std::string(field::to_string(field::active_fq_multiply_path())).c_str(), reps,
               options.window_bits == 0 ? "by size" : std::to_string(options.window_bits).c_str(),
               peer_found ? "blst (1 thread)" : "not found");
-  std::printf("%-5s %6s %8s %10s %12s %14s %14s %10s\n", "group", "log2 n", "threads", "scalars", "ms",
-              "points/s", "blst 1t ms", "ours/blst");
-  boost::json::array json;
+  coprove::bench::report table({{"group", "group"},
+                                 {"log2 n", "log_size"},
+                                 {"threads", "threads"},
+                                 {"scalars", "scalars"},
+                                 {"ms", "ms", 2},
+                                 {"points/s", "points_per_s", 0},
+                                 {"blst 1t ms", "peer_ms", 2},
+                                 {"ours/blst", "ratio", 2}});
   for (const auto& r : rows) {
     const double rate = static_cast<double>(std::size_t{1} << r.log_size) / (r.ms / 1e3);
     const bool compared = r.peer_ms && r.threads == 1;
-    const std::string peer = r.peer_ms ? fixed(*r.peer_ms, 2) : std::string("peer not found");
-    const std::string ratio = compared ? fixed(r.ms / *r.peer_ms, 2) : std::string();
-    std::printf("%-5s %6u %8zu %10s %12.2f %14.0f %14s %10s\n", r.group.c_str(), r.log_size, r.threads,
-                r.scalars.c_str(), r.ms, rate, peer.c_str(), ratio.c_str());
     boost::json::object o{{"group", r.group},
                           {"log_size", r.log_size},
                           {"threads", r.threads},
@@ -628,8 +597,9 @@ int main(int argc, char** argv) {
                           {"peer", peer_found ? "blst" : "peer not found"}};
     o["peer_ms"] = r.peer_ms ? boost::json::value(*r.peer_ms) : boost::json::value(nullptr);
     o["ratio"] = compared ? boost::json::value(r.ms / *r.peer_ms) : boost::json::value(nullptr);
-    json.push_back(std::move(o));
+    table.add(std::move(o));
   }
-  if (!json_path.empty() && !coprove::bench::write_json_file(json_path, json, "bench_msm")) return 1;
+  table.print();
+  if (!json_path.empty() && !table.write_json(json_path, "bench_msm")) return 1;
   return 0;
 }

@@ -17,6 +17,8 @@
 // quotient now runs six transforms: the rate stays comparable with earlier measurements and
 // credits the saved transform.
 #include "bench_support.hpp"
+#include "support/options.hpp"
+#include "support/report.hpp"
 
 #include <coprove/field/domain.hpp>
 #include <coprove/field/fr.hpp>
@@ -195,26 +197,13 @@ void run_gpu(unsigned min_log, unsigned max_log, int reps, const std::string& im
 }
 #endif
 
-void print_table(const std::vector<result>& results) {
-  std::printf("%-8s %-14s %6s %12s %14s\n", "impl", "op", "log_n", "ms (median)", "Gmul/s");
+/// The rows as the table a person reads and as the JSON written.
+coprove::bench::report make_report(const std::vector<result>& results) {
+  coprove::bench::report table(
+      {{"impl", "impl"}, {"op", "op"}, {"log_n", "log_n"}, {"ms (median)", "ms", 3}, {"Gmul/s", "mul_per_s", 2, 1e9}});
   for (const auto& r : results)
-    std::printf("%-8s %-14s %6u %12.3f %14.2f\n", r.impl.c_str(), r.op.c_str(), r.log_n, r.ms, r.mul_per_s / 1e9);
-}
-
-void write_json(const std::vector<result>& results, const std::string& path) {
-  boost::json::array out;
-  for (const auto& r : results)
-    out.push_back(boost::json::object{{"impl", r.impl}, {"op", r.op}, {"log_n", r.log_n}, {"ms", r.ms},
-                                      {"mul_per_s", r.mul_per_s}});
-  std::ofstream file(path);
-  if (!file) throw std::runtime_error("cannot write " + path);
-  file << boost::json::serialize(out) << "\n";
-}
-
-unsigned parse_log(const char* text, const char* flag) {
-  const long v = std::strtol(text, nullptr, 10);
-  if (v < 1 || v > 30) throw std::invalid_argument(std::string(flag) + " must be in [1, 30]");
-  return static_cast<unsigned>(v);
+    table.add({{"impl", r.impl}, {"op", r.op}, {"log_n", r.log_n}, {"ms", r.ms}, {"mul_per_s", r.mul_per_s}});
+  return table;
 }
 
 }  // namespace
@@ -224,28 +213,17 @@ int main(int argc, char** argv) try {
   unsigned cpu_min = 16, cpu_max = 22, gpu_min = 16, gpu_max = 26;
   int reps = 15;
   bool cpu = true, gpu = true, boundary_tables = true;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--json") json_path = value();
-    else if (arg == "--cpu-max") cpu_max = parse_log(value(), "--cpu-max");
-    else if (arg == "--gpu-max") gpu_max = parse_log(value(), "--gpu-max");
-    else if (arg == "--gpu-min") gpu_min = parse_log(value(), "--gpu-min");
-    else if (arg == "--reps") reps = std::max(1, std::atoi(value()));
-    else if (arg == "--no-boundary-tables") boundary_tables = false;
-    else if (arg == "--no-cpu") cpu = false;
-    else if (arg == "--no-gpu") gpu = false;
-    else if (arg == "--help") {
-      std::cout << "bench_ntt [--json PATH] [--cpu-max L] [--gpu-min L] [--gpu-max L] [--reps N] [--no-cpu] [--no-gpu]\n"
-                   "          [--no-boundary-tables]  (GPU plans form boundary twiddles as lo * hi, impl gpu-lohi)\n";
-      return 0;
-    } else {
-      throw std::invalid_argument("unknown argument " + arg);
-    }
-  }
+  coprove::bench::options cli("bench_ntt", "NTTs and the Groth16 quotient on every CPU core and on the GPU");
+  cli.number("--cpu-max", cpu_max, "L", "the CPU's largest transform, log2 (default 22; from 16)", 1u, 30u)
+      .number("--gpu-min", gpu_min, "L", "the GPU's smallest transform (default 16)", 1u, 30u)
+      .number("--gpu-max", gpu_max, "L", "the GPU's largest (default 26)", 1u, 30u)
+      .number("--reps", reps, "N", "runs a case, the median kept (default 15)", 1, 1000)
+      .flag("--no-cpu", [&] { cpu = false; }, "leave the CPU out")
+      .flag("--no-gpu", [&] { gpu = false; }, "leave the GPU out")
+      .flag("--no-boundary-tables", [&] { boundary_tables = false; },
+            "GPU plans form boundary twiddles as lo * hi (rows labelled impl gpu-lohi)")
+      .text("--json", json_path, "PATH", "write the rows as JSON")
+      .parse(argc, argv);
   std::vector<result> results;
 #if defined(COPROVE_HAVE_CUDA)
   std::string name;
@@ -260,8 +238,9 @@ int main(int argc, char** argv) try {
   if (gpu) std::cerr << "\n*** bench_ntt: built WITHOUT CUDA: the GPU part is SKIPPED; CPU only ***\n\n";
 #endif
   if (cpu) run_cpu(cpu_min, cpu_max, results);
-  print_table(results);
-  if (!json_path.empty()) write_json(results, json_path);
+  const coprove::bench::report table = make_report(results);
+  table.print();
+  if (!json_path.empty() && !table.write_json(json_path, "bench_ntt")) return 1;
   return 0;
 } catch (const std::exception& e) {
   std::cerr << "bench_ntt: " << e.what() << "\n";

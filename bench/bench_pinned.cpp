@@ -11,6 +11,9 @@
 // streaming stores into other pool buffers as synthesis writes a, b and c.
 #include "coprove/pinned/pool.hpp"
 
+#include "support/options.hpp"
+#include "support/report.hpp"
+
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
 
@@ -63,32 +66,15 @@ struct options {
 
 options parse(int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--json" && i + 1 < argc) {
-      o.json_path = argv[++i];
-    } else if (a == "--checkouts" && i + 1 < argc) {
-      o.checkouts = std::strtoull(argv[++i], nullptr, 10);
-      if (o.checkouts < 1000) {
-        std::cerr << "bench_pinned: --checkouts must be at least 1000\n";
-        std::exit(2);
-      }
-    } else if (a == "--h2d-scaling") {
-      o.h2d_scaling = true;
-    } else if (a == "--seconds" && i + 1 < argc) {
-      o.seconds = std::strtod(argv[++i], nullptr);
-      if (!(o.seconds > 0.1 && o.seconds < 600)) {
-        std::cerr << "bench_pinned: --seconds must be in (0.1, 600)\n";
-        std::exit(2);
-      }
-    } else if (a == "--writers" && i + 1 < argc) {
-      o.writers = std::strtoull(argv[++i], nullptr, 10);
-    } else {
-      std::cerr << "usage: bench_pinned [--json PATH] [--checkouts N (>= 1000)]\n"
-                   "       bench_pinned --h2d-scaling [--seconds S] [--writers K] [--json PATH]\n";
-      std::exit(2);
-    }
-  }
+  coprove::bench::options("bench_pinned", "the pinned pool: checkout latency, page-locking cost, H2D, beside PyTorch")
+      .number("--checkouts", o.checkouts, "N", "checkouts timed from a warm pool (default 200000)", std::size_t{1000},
+              std::size_t{1} << 32)
+      .flag("--h2d-scaling", o.h2d_scaling, "instead: H2D on 1..N devices at once, alone and beside host writers")
+      .number("--seconds", o.seconds, "S", "with --h2d-scaling: seconds a measurement (default 3)", 0.1, 600.0)
+      .number("--writers", o.writers, "K", "with --h2d-scaling: host threads writing pinned memory (default 16)",
+              std::size_t{0}, std::size_t{1024})
+      .text("--json", o.json_path, "PATH", "write the report as JSON")
+      .parse(argc, argv);
   return o;
 }
 
@@ -457,7 +443,8 @@ int main(int argc, char** argv) {
 #if defined(COPROVE_HAVE_CUDA)
   if (o.h2d_scaling) {
     const int rc = h2d_scaling(o, report);
-    if (rc == 0 && !o.json_path.empty()) std::ofstream(o.json_path) << json::serialize(report) << "\n";
+    if (rc == 0 && !o.json_path.empty() && !coprove::bench::write_json_file(o.json_path, report, "bench_pinned"))
+      return 1;
     return rc;
   }
 #else
@@ -507,13 +494,6 @@ int main(int argc, char** argv) {
   std::printf("\nbuilt without CUDA: page-locking, H2D and torch rows skipped\n");
 #endif
 
-  if (!o.json_path.empty()) {
-    std::ofstream out(o.json_path);
-    out << json::serialize(report) << "\n";
-    if (!out) {
-      std::cerr << "bench_pinned: cannot write " << o.json_path << "\n";
-      return 1;
-    }
-  }
+  if (!o.json_path.empty() && !coprove::bench::write_json_file(o.json_path, report, "bench_pinned")) return 1;
   return 0;
 }

@@ -19,6 +19,9 @@
 #include <coprove/engine/host_backend.hpp>
 #include <support/synthesis_replay.hpp>
 #include <support/test_keys.hpp>
+
+#include "support/options.hpp"
+
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/spin_runner.hpp>
 #include <coprove/runtime/trace.hpp>
@@ -46,7 +49,9 @@
 
 namespace {
 
+#ifdef COPROVE_HAVE_CUDA
 namespace cuda = coprove::cuda;
+#endif
 namespace runtime = coprove::runtime;
 using namespace coprove::field;
 using namespace coprove::r1cs;
@@ -78,137 +83,75 @@ struct options {
   std::vector<dispatch_policy> policies{dispatch_policy::semaphore, dispatch_policy::poll, dispatch_policy::unbounded};
 };
 
-void usage() {
-  std::cout << "usage: bench_pipeline [--h200] [--log-n N] [--jobs N] [--partitions N] [--devices N]\n"
-               "                      [--slots N] [--depth N] [--synthesis-threads N] [--budget-gib N] [--circuit NAME]\n"
-               "                      [--policies semaphore,poll,unbounded] [--depths measured,N,...] [--rounds N]\n"
-               "                      [--synthesis circuit|replay|replay-assignment]\n"
-               "                      [--spmv backend|host] [--proofs] [--msm-copies N|auto]\n"
-               "                      [--trace PREFIX] [--json PATH]\n"
-               "  default: host backend, 2^13 constraints, 8 partitions x 3 jobs per policy\n"
-               "  --h200:  CUDA backend, 2^24 constraints, 16 partitions x 4 jobs per policy\n"
-               "  --rounds N: run the policies N times, rotating which goes first, and report each\n"
-               "              policy's median over the rounds (drift of the machine then hits all alike)\n"
-               "  --synthesis replay: synthesize the partitions once before the runs and copy them in\n"
-               "              instead of synthesizing (all jobs prove the same partitions): measures the\n"
-               "              dispatch and the devices with synthesis capacity above GPU demand\n"
-               "  --synthesis replay-assignment: the same, keeping and copying only each partition's\n"
-               "              assignment (the device evaluates the matrices, as for a PCE hit)\n"
-               "  --depths measured,8,16: the semaphore policy once per depth instead of the policies\n"
-               "              (measured: no depth given, the engine measures it); reports the measured\n"
-               "              depth's steady throughput against the best fixed depth, and its steady busy\n"
-               "  --msm-copies N|auto: with --h200 --proofs, N shifted copies of each key's points on the\n"
-               "              device (make_cuda_backend's msm_copies; the MSM plan chooses the windows), or\n"
-               "              auto: 13 where the device memory plan holds them, else 12, else 1 (coprove's default)\n"
-               "  --spmv host: the synthesis threads evaluate A w, B w, C w and a, b, c are copied\n"
-               "              (default backend: only the assignment is copied, the device evaluates them)\n"
-               "  --proofs:   every partition ends with a Groth16 proof (MSMs on the backend), with a key from\n"
-               "              a seeded setup made before the runs (for benchmarks only); needs the assignment\n"
-               "              (--synthesis circuit or replay-assignment)\n";
-}
-
-std::size_t parse_count(const std::string& flag, const std::string& value) {
-  try {
-    std::size_t used = 0;
-    const unsigned long long v = std::stoull(value, &used);
-    if (used != value.size()) throw std::invalid_argument("trailing characters");
-    return static_cast<std::size_t>(v);
-  } catch (const std::exception&) {
-    throw std::invalid_argument(flag + ": expected a non-negative integer, got '" + value + "'");
-  }
-}
-
 options parse(int argc, char** argv) {
   options o;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (std::find(args.begin(), args.end(), "--h200") != args.end()) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (std::find(args.begin(), args.end(), "--h200") != args.end()) {  // its defaults, whatever comes after
     o.h200 = true;
     o.log_n = 24;
     o.partitions = 16;
     o.jobs = 4;
     o.devices = 0;
   }
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) throw std::invalid_argument(a + ": missing value");
-      return args[++i];
-    };
-    if (a == "--h200") continue;
-    if (a == "--proofs") {
-      o.proofs = true;
-      continue;
-    }
-    if (a == "--help" || a == "-h") {
-      usage();
-      std::exit(0);
-    } else if (a == "--log-n") {
-      o.log_n = static_cast<unsigned>(parse_count(a, value()));
-    } else if (a == "--jobs") {
-      o.jobs = parse_count(a, value());
-    } else if (a == "--partitions") {
-      o.partitions = parse_count(a, value());
-    } else if (a == "--devices") {
-      o.devices = parse_count(a, value());
-    } else if (a == "--slots") {
-      o.slots = parse_count(a, value());
-    } else if (a == "--msm-copies") {
-      const std::string v = value();
-      o.msm_copies = v == "auto" ? 0 : static_cast<unsigned>(parse_count(a, v));
-    } else if (a == "--depth") {
-      o.depth = parse_count(a, value());
-    } else if (a == "--synthesis-threads") {
-      o.synthesis_threads = parse_count(a, value());
-    } else if (a == "--budget-gib") {
-      o.budget_gib = parse_count(a, value());
-    } else if (a == "--circuit") {
-      o.circuit = value();
-    } else if (a == "--synthesis") {
-      const std::string v = value();
-      if (v != "circuit" && v != "replay" && v != "replay-assignment")
-        throw std::invalid_argument("--synthesis: expected circuit, replay or replay-assignment, got '" + v + "'");
-      o.replay = v != "circuit";
-      o.replayed = v == "replay-assignment" ? replay_content::assignment : replay_content::abc;
-    } else if (a == "--spmv") {
-      const std::string v = value();
-      if (v != "backend" && v != "host") throw std::invalid_argument("--spmv: expected backend or host, got '" + v + "'");
-      o.backend_spmv = v == "backend";
-    } else if (a == "--rounds") {
-      o.rounds = parse_count(a, value());
-    } else if (a == "--json") {
-      o.json_path = value();
-    } else if (a == "--trace") {
-      o.trace_prefix = value();
-    } else if (a == "--depths") {
-      std::stringstream list(value());
-      std::string item;
-      while (std::getline(list, item, ',')) o.depths.push_back(item == "measured" ? 0 : parse_count(a, item));
-      if (o.depths.empty()) throw std::invalid_argument("--depths: name at least one depth (or measured)");
-    } else if (a == "--policies") {
-      o.policies.clear();
-      std::stringstream list(value());
-      std::string name;
-      while (std::getline(list, name, ',')) {
-        const auto policy = parse_dispatch_policy(name);
-        if (!policy)
-          throw std::invalid_argument("--policies: unknown policy '" + name + "' (expected semaphore, poll or unbounded)");
-        o.policies.push_back(*policy);
-      }
-    } else {
-      throw std::invalid_argument("unknown flag '" + a + "' (--help lists them)");
-    }
+  constexpr std::size_t most = std::size_t{1} << 32;
+  std::string synthesis = "circuit", spmv = "backend";
+  std::vector<std::string> policies;
+  coprove::bench::options cli("bench_pipeline", "the dispatch policies side by side on the engine's pipeline");
+  cli.flag("--h200", o.h200, "the CUDA backend, 2^24 constraints, 16 partitions x 4 jobs (any NVIDIA card)")
+      .number("--log-n", o.log_n, "N", "log2 constraints a partition (default 13; --h200 24)", 1u, 30u)
+      .number("--jobs", o.jobs, "N", "jobs a run (default 3; --h200 4)", std::size_t{1}, most)
+      .number("--partitions", o.partitions, "N", "partitions a job (default 8; --h200 16)", std::size_t{1}, most)
+      .number("--devices", o.devices, "N", "devices (host: simulated, default 1; CUDA: the first N, 0 = all)",
+              std::size_t{0}, std::size_t{1024})
+      .number("--slots", o.slots, "N", "worker slots a device (default 3)", std::size_t{1}, std::size_t{1024})
+      .number("--depth", o.depth, "N", "partitions in flight a device (default 0: measured)", std::size_t{0}, most)
+      .number("--synthesis-threads", o.synthesis_threads, "N", "synthesis threads (default 0: the engine's)",
+              std::size_t{0}, std::size_t{4096})
+      .number("--budget-gib", o.budget_gib, "N", "the memory plan's budget (default 0: available memory)",
+              std::size_t{0}, most)
+      .text("--circuit", o.circuit, "NAME", "the circuit (default mimc)")
+      .names("--policies", policies, {"semaphore", "poll", "unbounded"}, "the policies run (default all three)")
+      .value("--depths", "measured,N,...", "the semaphore policy once per depth instead of the policies",
+             [&](const std::string& v) {
+               o.depths.clear();
+               for (const std::string& item : coprove::bench::parse_items("--depths", v))
+                 o.depths.push_back(item == "measured" ? 0 : coprove::bench::parse_list("--depths", item, std::size_t{0}, most)[0]);
+             })
+      .number("--rounds", o.rounds, "N", "run the variants N times, rotating which goes first (default 1)",
+              std::size_t{1}, std::size_t{1000})
+      .choice("--synthesis", synthesis, {"circuit", "replay", "replay-assignment"},
+              "synthesize each partition, or replay partitions synthesized once before the runs")
+      .choice("--spmv", spmv, {"backend", "host"}, "where A w, B w, C w are evaluated (default backend)")
+      .flag("--proofs", o.proofs, "every partition ends with a Groth16 proof (MSMs on the backend)")
+      .value("--msm-copies", "N|auto", "with --h200: copies of each key's points on the device (default 1)",
+             [&](const std::string& v) {
+               o.msm_copies = v == "auto" ? 0 : coprove::bench::parse_list("--msm-copies", v, 1u, 64u)[0];
+             })
+      .text("--trace", o.trace_prefix, "PREFIX", "write each run's trace to PREFIX<variant>[-round<R>].json")
+      .text("--json", o.json_path, "PATH", "write the runs and the summary as JSON")
+      .note("  --rounds: each variant's median over the rounds is reported (drift of the machine hits all alike)")
+      .note("  --synthesis replay: all jobs prove the same partitions: the dispatch and the devices are measured")
+      .note("      with synthesis capacity above GPU demand; replay-assignment keeps only each partition's")
+      .note("      assignment (the device evaluates the matrices, as for a PCE hit)")
+      .note("  --depths: measured leaves the depth to the engine; the summary sets it against the best fixed depth")
+      .note("  --msm-copies auto: 13 where the device memory plan holds them, else 12, else 1 (coprove's default)")
+      .note("  --proofs: the key comes from a seeded setup made before the runs (for benchmarks only); a proof")
+      .note("      needs the assignment (--synthesis circuit or replay-assignment)")
+      .parse(argc, argv);
+  o.replay = synthesis != "circuit";
+  o.replayed = synthesis == "replay-assignment" ? replay_content::assignment : replay_content::abc;
+  o.backend_spmv = spmv == "backend";
+  if (!policies.empty()) {
+    o.policies.clear();
+    for (const std::string& name : policies) o.policies.push_back(*parse_dispatch_policy(name));
   }
   if (o.replay && o.replayed == replay_content::assignment && !o.backend_spmv)
-    throw std::invalid_argument("--synthesis replay-assignment: needs --spmv backend (the device evaluates the matrices)");
+    cli.refuse("--synthesis replay-assignment: needs --spmv backend (the device evaluates the matrices)");
   if (o.proofs && o.replay && o.replayed == replay_content::abc)
-    throw std::invalid_argument("--proofs: a proof needs the assignment, which --synthesis replay does not keep "
-                                "(use circuit or replay-assignment)");
-  if (o.jobs == 0) throw std::invalid_argument("--jobs: must be at least 1");
-  if (o.partitions == 0) throw std::invalid_argument("--partitions: must be at least 1");
-  if (!o.h200 && o.devices == 0) throw std::invalid_argument("--devices: must be at least 1 for the host backend");
-  if (!o.h200 && o.msm_copies != 1) throw std::invalid_argument("--msm-copies: the CUDA backend's (--h200)");
-  if (o.policies.empty()) throw std::invalid_argument("--policies: name at least one policy");
-  if (o.rounds == 0) throw std::invalid_argument("--rounds: must be at least 1");
+    cli.refuse("--proofs: a proof needs the assignment, which --synthesis replay does not keep "
+               "(use circuit or replay-assignment)");
+  if (!o.h200 && o.devices == 0) cli.refuse("--devices: must be at least 1 for the host backend");
+  if (!o.h200 && o.msm_copies != 1) cli.refuse("--msm-copies: the CUDA backend's (--h200)");
   return o;
 }
 

@@ -6,22 +6,22 @@
 //   bench_semaphore [--rounds N] [--json PATH]
 #include "coprove/runtime/async_semaphore.hpp"
 
+#include "support/options.hpp"
+#include "support/report.hpp"
+
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/concurrent_channel.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
-#include <boost/json/serialize.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <string>
@@ -400,21 +400,11 @@ result throughput_two_threads_channel(int ops) {
 int main(int argc, char** argv) {
   int rounds = 20000;
   std::string json_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--json" && i + 1 < argc) {
-      json_path = argv[++i];
-    } else if (arg == "--rounds" && i + 1 < argc) {
-      rounds = std::atoi(argv[++i]);
-      if (rounds <= 0) {
-        std::cerr << "bench_semaphore: --rounds must be a positive integer\n";
-        return 2;
-      }
-    } else {
-      std::cerr << "usage: bench_semaphore [--rounds N] [--json PATH]\n";
-      return 2;
-    }
-  }
+  coprove::bench::options("bench_semaphore", "runtime::async_semaphore against Asio's concurrent_channel as a semaphore")
+      .number("--rounds", rounds, "N", "hand-offs a case (default 20000; throughput cases run 10 N operations)", 1,
+              100'000'000)
+      .text("--json", json_path, "PATH", "write the rows as JSON")
+      .parse(argc, argv);
   const int ops = rounds * 10;
 
   // The machine may be shared: each case runs `repeats` times, alternating the two
@@ -456,30 +446,17 @@ int main(int argc, char** argv) {
   run_case([&] { return throughput_two_threads_coprove(ops_per_run); },
            [&] { return throughput_two_threads_channel(ops_per_run); });
 
-  std::printf("%-32s %-13s %12s %12s %14s\n", "case", "impl", "p50 ns", "p99 ns", "ops/s");
-  for (const auto& r : results) {
-    std::printf("%-32s %-13s %12.0f %12.0f %14.0f\n", r.case_name.c_str(), r.impl.c_str(), r.p50_ns, r.p99_ns,
-                r.ops_per_s);
-  }
+  coprove::bench::report table({{"case", "case"},
+                                 {"impl", "impl"},
+                                 {"p50 ns", "p50_ns", 0},
+                                 {"p99 ns", "p99_ns", 0},
+                                 {"ops/s", "ops_per_s", 0}});
+  for (const auto& r : results)
+    table.add({{"case", r.case_name}, {"impl", r.impl}, {"p50_ns", r.p50_ns}, {"p99_ns", r.p99_ns}, {"ops_per_s", r.ops_per_s}});
+  table.print();
   std::printf("\n%d runs per case (median p50 / p99, best ops/s). "
               "handoff_*: release() -> waiter resumed (cross-thread: the waiter's thread blocks in\n"
               "io_context::run()). throughput_*: per-operation time from batches of %d.\n", repeats, batch);
-
-  if (!json_path.empty()) {
-    boost::json::array out;
-    for (const auto& r : results) {
-      out.push_back(boost::json::object{{"case", r.case_name},
-                                        {"impl", r.impl},
-                                        {"p50_ns", r.p50_ns},
-                                        {"p99_ns", r.p99_ns},
-                                        {"ops_per_s", r.ops_per_s}});
-    }
-    std::ofstream file(json_path);
-    file << boost::json::serialize(out) << '\n';
-    if (!file) {
-      std::cerr << "bench_semaphore: cannot write " << json_path << '\n';
-      return 1;
-    }
-  }
+  if (!json_path.empty() && !table.write_json(json_path, "bench_semaphore")) return 1;
   return 0;
 }

@@ -12,7 +12,8 @@
 //     results, so that the service is in its steady state from there on).
 // Every answer is checked (status 200/202, a result for every job); a failure ends the run with
 // status 1.
-#include "bench_support.hpp"
+#include "support/options.hpp"
+#include "support/report.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -61,11 +62,6 @@ struct options {
   std::string backend = "host";
   std::string json_path;
 };
-
-void usage() {
-  std::cerr << "usage: bench_service [--coprove PATH] [--clients N] [--requests R] [--soak-jobs J] [--slow-connections S] "
-               "[--sample-every K] [--log-constraints L] [--backend host|cuda] [--json PATH]\n";
-}
 
 // One keep-alive connection over the service's Unix socket.
 class connection {
@@ -138,24 +134,21 @@ std::pair<double, double> prove_one(connection& c, std::uint64_t seed) {
 int main(int argc, char** argv) {
   options o;
   o.coprove = (std::filesystem::path(argv[0]).parent_path().parent_path() / "coprove").string();
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&] { return coprove::bench::option_value(argc, argv, i, usage); };
-    if (a == "--coprove") o.coprove = value();
-    else if (a == "--clients") o.clients = std::stoul(value());
-    else if (a == "--requests") o.requests = std::stoul(value());
-    else if (a == "--soak-jobs") o.soak_jobs = std::stoul(value());
-    else if (a == "--slow-connections") o.slow_connections = std::stoul(value());
-    else if (a == "--sample-every") o.sample_every = std::stoul(value());
-    else if (a == "--log-constraints") o.log_constraints = static_cast<unsigned>(std::stoul(value()));
-    else if (a == "--backend") o.backend = value();
-    else if (a == "--json") o.json_path = value();
-    else {
-      usage();
-      return 1;
-    }
-  }
-  if (o.clients == 0 || o.sample_every == 0) fail("--clients and --sample-every must be positive");
+  coprove::bench::options("bench_service", "coprove serve under load: endpoints, slow connections, a soak with its RSS")
+      .text("--coprove", o.coprove, "PATH", "the binary to serve (default ../coprove beside this bench)")
+      .number("--clients", o.clients, "N", "concurrent keep-alive clients (default 8)", std::size_t{1}, std::size_t{4096})
+      .number("--requests", o.requests, "R", "requests a client and endpoint (jobs: R / 10; default 200)", std::size_t{0},
+              std::size_t{100'000'000})
+      .number("--soak-jobs", o.soak_jobs, "J", "jobs of the soak (default 10000; 0: no soak)", std::size_t{0},
+              std::size_t{100'000'000})
+      .number("--slow-connections", o.slow_connections, "S", "slow-loris connections (default 0: none)", std::size_t{0},
+              std::size_t{100'000})
+      .number("--sample-every", o.sample_every, "K", "the server's RSS sampled every K soak jobs (default 500)",
+              std::size_t{1}, std::size_t{100'000'000})
+      .number("--log-constraints", o.log_constraints, "L", "a job's size, log2 constraints (default 10)", 10u, 28u)
+      .choice("--backend", o.backend, {"host", "cuda"}, "the service's backend (default host)")
+      .text("--json", o.json_path, "PATH", "write the report as JSON")
+      .parse(argc, argv);
 
   char pattern[] = "/tmp/bench-service-XXXXXX";
   if (::mkdtemp(pattern) == nullptr) fail("cannot make a scratch directory");
@@ -373,7 +366,7 @@ int main(int argc, char** argv) {
                      {"soak_jobs", o.soak_jobs},    {"soak_seconds", soak_seconds},
                      {"rss_curve", curve_json},     {"rss_growth_after_1000", growth},
                      {"slow_loris", loris_json}};
-    std::ofstream(o.json_path) << json::serialize(out) << "\n";
+    if (!coprove::bench::write_json_file(o.json_path, out, "bench_service")) return 1;
   }
   return std::abs(growth) <= 0.10 || rss_at_1000 == 0 ? 0 : 1;
 }

@@ -1,23 +1,15 @@
 // Small pieces the field benchmarks share: the median of repeated timings and reproducible random
-// field elements filled on all cores.
+// field elements filled on all cores. The command line and the output are support/options.hpp's
+// and support/report.hpp's.
 #pragma once
 
 #include <coprove/field/fr.hpp>
 #include <coprove/field/parallel.hpp>
 
-#include <boost/json/serialize.hpp>
-#include <boost/json/value.hpp>
-
 #include <algorithm>
 #include <cstddef>
-#include <cstdlib>
-#include <fstream>
-#include <iostream>
-#include <string>
 #include <cstdint>
 #include <random>
-#include <sstream>
-#include <stdexcept>
 #include <vector>
 
 namespace coprove::bench {
@@ -41,48 +33,6 @@ inline std::vector<field::fr> random_elements(std::size_t n, std::uint64_t seed)
     }
   });
   return out;
-}
-
-/// The value after option argv[i] (advancing i); prints usage and exits with status 1 when the
-/// command line ends first.
-inline std::string option_value(int argc, char** argv, int& i, void (*usage)()) {
-  if (i + 1 >= argc) {
-    usage();
-    std::exit(1);
-  }
-  return argv[++i];
-}
-
-/// The comma-separated numbers of `text`, each in [lo, hi]; throws std::invalid_argument naming
-/// `program` and `what` (what a number is) otherwise.
-inline std::vector<unsigned> parse_numbers(const std::string& text, unsigned lo, unsigned hi, const std::string& program,
-                                           const std::string& what) {
-  std::vector<unsigned> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const unsigned v = static_cast<unsigned>(std::stoul(item));
-    if (v < lo || v > hi)
-      throw std::invalid_argument(program + ": " + what + " " + item + " outside " + std::to_string(lo) + ".." +
-                                  std::to_string(hi));
-    out.push_back(v);
-  }
-  return out;
-}
-
-/// The comma-separated log2 sizes of `text`, each in [lo, hi].
-inline std::vector<unsigned> parse_log_sizes(const std::string& text, unsigned lo, unsigned hi,
-                                             const std::string& program) {
-  return parse_numbers(text, lo, hi, program, "log size");
-}
-
-/// Writes `value` as one line of JSON to path; false (with a message naming `program`) when it
-/// cannot.
-inline bool write_json_file(const std::string& path, const boost::json::value& value, const std::string& program) {
-  std::ofstream out(path);
-  out << boost::json::serialize(value) << "\n";
-  if (!out) std::cerr << program << ": cannot write " << path << "\n";
-  return static_cast<bool>(out);
 }
 
 }  // namespace coprove::bench

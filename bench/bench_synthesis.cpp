@@ -9,6 +9,9 @@
 #include <coprove/r1cs/pce.hpp>
 #include <coprove/r1cs/synthesis.hpp>
 
+#include "support/options.hpp"
+#include "support/report.hpp"
+
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -16,7 +19,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <stdexcept>
@@ -38,46 +40,26 @@ struct options {
   std::string fr_path;
 };
 
-[[noreturn]] void usage(const char* why) {
-  std::cerr << "bench_synthesis: " << why << "\n"
-            << "usage: bench_synthesis [--circuit mimc|merkle] [--min-log N] [--max-log N]\n"
-            << "                       [--repetitions N] [--threads N] [--json PATH]\n"
-            << "                       [--fr-path portable|adx]  (Fr multiplication path)\n";
-  std::exit(2);
-}
-
+/// The command line, checked: sizes the circuit supports, min <= max.
 options parse(int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) usage(("missing value after " + arg).c_str());
-      return argv[++i];
-    };
-    auto number = [&]() -> unsigned long {
-      const std::string v = next();
-      try {
-        return std::stoul(v);
-      } catch (const std::exception&) {
-        usage((arg + " needs a number, got \"" + v + "\"").c_str());
-      }
-    };
-    if (arg == "--circuit") o.circuit = next();
-    else if (arg == "--min-log") o.min_log = static_cast<unsigned>(number());
-    else if (arg == "--max-log") o.max_log = static_cast<unsigned>(number());
-    else if (arg == "--repetitions") o.repetitions = static_cast<unsigned>(number());
-    else if (arg == "--threads") o.threads = number();
-    else if (arg == "--json") o.json_path = next();
-    else if (arg == "--fr-path") o.fr_path = next();
-    else usage(("unknown option " + arg).c_str());
+  coprove::bench::options cli("bench_synthesis", "the slow path against the PCE path (witness + SpMV), per constraint");
+  cli.text("--circuit", o.circuit, "NAME", "the circuit: mimc or merkle (default mimc)")
+      .number("--min-log", o.min_log, "N", "the smallest size, log2 constraints (default 16)", 1u, 30u)
+      .number("--max-log", o.max_log, "N", "the largest (default 22)", 1u, 30u)
+      .number("--repetitions", o.repetitions, "N", "runs a size and path, the best kept (default 3)", 1u, 1000u)
+      .number("--threads", o.threads, "N", "threads (default 0: every core)", std::size_t{0}, std::size_t{4096})
+      .choice("--fr-path", o.fr_path, {"portable", "adx"},
+              "the Fr multiplication path (default: the fastest this CPU supports)")
+      .text("--json", o.json_path, "PATH", "write the rows as JSON")
+      .parse(argc, argv);
+  if (o.min_log > o.max_log) cli.refuse("--min-log is above --max-log");
+  try {
+    validate_circuit_parameters(o.circuit, o.min_log);
+    validate_circuit_parameters(o.circuit, o.max_log);
+  } catch (const std::exception& e) {
+    cli.refuse(e.what());
   }
-  if (o.min_log > o.max_log) usage("--min-log is above --max-log");
-  if (o.repetitions == 0) usage("--repetitions must be at least 1");
-  if (!o.fr_path.empty() && o.fr_path != "portable" && o.fr_path != "adx") {
-    usage("--fr-path is portable or adx");
-  }
-  validate_circuit_parameters(o.circuit, o.min_log);
-  validate_circuit_parameters(o.circuit, o.max_log);
   return o;
 }
 
@@ -118,7 +100,8 @@ int main(int argc, char** argv) {
       set_fr_multiply_path(opt.fr_path == "adx" ? fr_multiply_path::x86_64_adx
                                                 : fr_multiply_path::portable);
     } catch (const std::invalid_argument& e) {
-      usage(e.what());
+      std::cerr << "bench_synthesis: " << e.what() << "\n";
+      return 2;
     }
   }
   std::printf("synthesis: slow path vs PCE path, circuit %s, %zu threads for the SpMV, best of %u, "
@@ -179,13 +162,6 @@ int main(int argc, char** argv) {
     add(log, "pce_spmv", spmv, constraints);
     add(log, "record", record, constraints);
   }
-  if (!opt.json_path.empty()) {
-    std::ofstream out(opt.json_path);
-    out << boost::json::serialize(results) << "\n";
-    if (!out) {
-      std::cerr << "bench_synthesis: cannot write " << opt.json_path << "\n";
-      return 1;
-    }
-  }
+  if (!opt.json_path.empty() && !coprove::bench::write_json_file(opt.json_path, results, "bench_synthesis")) return 1;
   return 0;
 }

@@ -7,7 +7,7 @@
 # device, clocks and heat, and every difference is read against the spread of one build's own
 # runs. Logs and JSON go to $OUT (or out/); the last lines are a table of the medians, ms.
 # Usage on the GPU host: scripts/gpu_compare_msm.sh DIR... [-- bench_msm arguments]
-# (default arguments: the sizes and copies bench/RESULTS.md records)
+# (default arguments: the sizes and copies docs/history/msm.md records)
 set -uo pipefail
 dirs=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do dirs+=("$1"); shift; done

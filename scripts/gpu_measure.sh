@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The full measurement on the GPU host, over gpu-bin/ (scripts/gpu_build.sh): every [gpu] test,
-# then each benchmark whose figures bench/RESULTS.md records, each under its own time limit so one
+# then each benchmark whose figures bench/BASELINES.md and docs/history/ record, each under its own time limit so one
 # hang does not cost the rest. Logs and JSON go to $OUT (or out/), tarred into results.tar.gz.
 # Usage on the GPU host: gpu-bin/gpu_measure.sh
 set -uo pipefail

@@ -3,7 +3,7 @@
 
 Usage: scripts/sass_mix.py CUBIN [KERNEL_REGEX] [--top N]
 
-Nsight Compute on an H200 (bench/RESULTS.md, 8f195c5) found G1's MSM bucket kernel keeping the
+Nsight Compute on an H200 (docs/history/msm.md, 8f195c5) found G1's MSM bucket kernel keeping the
 FMA-heavy pipe, which executes every integer multiply (IMAD, IMAD.WIDE, IMAD.HI), busy 84 % of its
 cycles: a change to the field arithmetic pays off by the multiplies it removes from the loop, and
 that can be counted from the machine code before any device time is spent. This prints, for each

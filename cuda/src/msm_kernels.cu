@@ -154,7 +154,7 @@ __global__ void place_kernel(const std::uint32_t* canonical, std::size_t count, 
 // memory, reserves its run in each with one global atomic, sorts its entries by destination in
 // shared memory and writes each run with consecutive threads at consecutive places: stores to
 // scattered places, not the atomics, are what the one-pass placement spends most of its time on
-// (bench/RESULTS.md: measured with a probe of the placement's variants, f017213).
+// (docs/history/msm.md: measured with a probe of the placement's variants, f017213).
 
 /// Pass 1's block: 256 threads, and as many scalars as leave at most bin_block_entries entries.
 constexpr unsigned bin_threads = 256;
@@ -410,7 +410,7 @@ __device__ __forceinline__ affine_device<F> load_base(const affine_device<F>* ba
 }
 
 // Level 0 keeps each thread's accumulator in shared memory, in both groups, as measured on an H200
-// (bench/RESULTS.md): G1's with add_mixed_shared (with its products inline, 134 registers instead of
+// (docs/history/msm.md): G1's with add_mixed_shared (with its products inline, 134 registers instead of
 // 168 and 3 % faster than in registers; with them called, 118), G2's since its Fq2 products are
 // called functions (level 0 in spans 3.4 % faster than in registers, which spilled).
 
@@ -439,7 +439,7 @@ __global__ void COPROVE_LEVEL0_G1_BOUNDS sum_entries_kernel(const affine_device<
   out[i] = load_shared(acc);
 }
 
-/// Level 0 of G2, in spans (bench/RESULTS.md: level 0 in equal chunks of entries across groups):
+/// Level 0 of G2, in spans (docs/history/msm.md: level 0 in equal chunks of entries across groups):
 /// thread t adds the entries [t chunk, (t + 1) chunk) of the placement, whichever groups they belong
 /// to, and writes one partial sum for each group its range meets, so that every thread does the same
 /// work (chunks of one group split into equal parts leave a warp's lanes from about 20 to 32

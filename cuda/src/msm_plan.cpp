@@ -13,7 +13,7 @@ namespace {
 /// Entries per thread at level 0 (affine entries, mixed additions) and at later levels (sums).
 constexpr std::uint32_t entry_chunk = 32;
 /// G1's level 0 where groups average at least wide_chunk_mean entries: twice the chunk, so that the
-/// next level has half the partial sums to add. Measured on an H200 (bench/RESULTS.md, bench_msm
+/// next level has half the partial sums to add. Measured on an H200 (docs/history/msm.md, bench_msm
 /// --chunks): at 2^26 points over 13 copies (1,664 entries a group) chunks of 64 beat 32 by 2.0 %
 /// (399.02 against 407.16 ms; 96: 399.61); at 384 to 416 entries a group 32 stays the best (48
 /// within 0.2 %, 64 0.6 % slower at 2^24 over 13 copies).
@@ -47,7 +47,7 @@ constexpr std::size_t most_bins = 4096;
 /// The plan's choice: two passes from this many entries (count * W) on, for dense scalars (the
 /// device picks per run, msm_dense_entries). On an H100 they placed 2^20 uniform scalars over 13
 /// copies of 20-bit windows (13.6 million entries) in 0.64 ms against one pass's 0.82 and 2^24 in
-/// 8.77 against 14.98, but 2^18 (3.4 million) in 0.20 against 0.19 (bench/RESULTS.md).
+/// 8.77 against 14.98, but 2^18 (3.4 million) in 0.20 against 0.19 (docs/history/msm.md).
 constexpr std::size_t two_pass_entries = std::size_t{1} << 23;
 
 bool fits(std::size_t count, unsigned bits, unsigned copies) {

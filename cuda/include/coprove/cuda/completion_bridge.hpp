@@ -53,7 +53,7 @@ class completion_bridge {
                    ///< kernel) into mapped pinned memory; refused where the device lacks 64-bit
                    ///< stream memory operations
   };
-  /// The default, chosen by measurement on the reference H200 (bench/PINNED_NOTES.md): the lowest
+  /// The default, chosen by measurement on the reference H200 (docs/history/pinned-and-bridge.md): the lowest
   /// p50 with every kind of io thread, and a completion found by a plain memory read.
   static constexpr strategy default_strategy = strategy::stream_write;
 

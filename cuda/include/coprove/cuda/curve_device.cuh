@@ -27,7 +27,7 @@ struct field_ops;
 // They are functions the kernels call, as G2's are: G1's level-0 kernel then holds each product's
 // machine code once (2,738 instructions instead of 6,984; 118 registers, no stack frame; ptxas
 // 13.0), and on an H100 G1's MSM at 2^24 points over 13 copies took 101.1 ms instead of 108.6
-// (bench/RESULTS.md): inlined ten times the loop outgrew what the SM's instruction caches supply.
+// (docs/history/msm.md): inlined ten times the loop outgrew what the SM's instruction caches supply.
 // -DCOPROVE_GPU_G1_INLINE_PRODUCTS inlines them again, for measuring.
 #if defined(COPROVE_GPU_G1_INLINE_PRODUCTS)
 #define COPROVE_G1_PRODUCT __device__ __forceinline__

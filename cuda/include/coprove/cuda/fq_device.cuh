@@ -26,7 +26,7 @@
 #include <cstdint>
 
 // How the products are compiled. The Fq2 product and square are functions the kernels call
-// (measured on an H200, bench/RESULTS.md: G2's MSM 5 % faster than with them inline, where G2's
+// (measured on an H200, docs/history/msm.md: G2's MSM 5 % faster than with them inline, where G2's
 // bucket step inlined about 28 Fq products, some 330 KB of machine code, and its later levels
 // spilled); -DCOPROVE_GPU_FQ2_INLINE builds them inline, for measuring. Their operands are passed by
 // value, so that a call passes them in registers. Inside them the Fq product is inline; G1's point
@@ -38,7 +38,7 @@
 #endif
 
 // Products by Karatsuba, for measuring (on an H200 G1's MSM was 17 % slower with them and G2's 6 %:
-// more instructions than the loop's instruction supply keeps up with, bench/RESULTS.md):
+// more instructions than the loop's instruction supply keeps up with, docs/history/msm.md):
 // -DCOPROVE_GPU_FQ_KARATSUBA turns on both halves, -DCOPROVE_GPU_G1_KARATSUBA only G1's
 // (fq_mul_karatsuba, fq_sqr_karatsuba and fq_mul_sub_karatsuba in curve_device.cuh's
 // field_ops<fq_device>; -DCOPROVE_GPU_G1_KARATSUBA_SQR and _MUL_SUB one of them alone),
@@ -530,7 +530,7 @@ namespace fq_detail {
 // x = x0 + 2^192 x1 and y likewise, x y = z0 + 2^192 z1 + 2^384 z2 where z0 = x0 y0, z2 = x1 y1 and
 // z1 = (x0 + x1)(y0 + y1) - z0 - z2: three products of six words (108 word products) instead of
 // 144, for about 120 more additions, which run on the integer ALU pipe, not on the multiplier that
-// G1's bucket step keeps 84 % busy (bench/RESULTS.md). The 768-bit product is then reduced by
+// G1's bucket step keeps 84 % busy (docs/history/msm.md). The 768-bit product is then reduced by
 // split_reduce (144 word products and 12 for the quotient digits, as fq_mul). The halves' sums have
 // 193 bits: their products are taken over the low 192 bits and the top bits added back
 // (2^192 (cx sy + cy sx) + 2^384 cx cy). scripts/fq_ptx_replay.py replays the chains word by word.

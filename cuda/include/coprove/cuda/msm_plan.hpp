@@ -90,7 +90,7 @@ enum class msm_placement { plan, one_pass, two_passes, by_density };
 /// (count * W, every digit nonzero), are dense: their entries besides the ones group at least 3/8
 /// of the possible ones. Two passes place dense scalars faster, one pass sparse ones (0/1-heavy
 /// witnesses: the ones group's entries are consecutive and the other entries few). Measured on an
-/// H100 (bench/RESULTS.md), the passes' times cross at 35 % (2^24 points, 13 copies of 20-bit
+/// H100 (docs/history/msm.md), the passes' times cross at 35 % (2^24 points, 13 copies of 20-bit
 /// windows) and 38 % (2^26, 16-bit windows).
 constexpr bool msm_dense_entries(std::uint32_t all, std::uint32_t ones, std::uint64_t possible) noexcept {
   return std::uint64_t{8} * (all - ones) >= std::uint64_t{3} * possible;
@@ -157,12 +157,12 @@ inline constexpr unsigned msm_max_precomputed_bits = 22;
 inline constexpr unsigned msm_max_copies = 16;
 /// The copies a backend keeps where the device's memory holds them when the count is left to it
 /// (msm_copies "auto"): one a window of 20 bits, the fastest measured on an H200 from 2^20 to 2^24
-/// points and within 1 % of the best at 2^26 (bench/RESULTS.md, the MSM over shifted copies).
+/// points and within 1 % of the best at 2^26 (docs/history/msm.md, the MSM over shifted copies).
 inline constexpr unsigned msm_auto_copies = msm_window_count(20);
 static_assert(msm_auto_copies == 13 && msm_auto_copies <= msm_max_copies);
 /// Where 13 do not fit: one a window of 22 bits (the plan picks 22 bits over 12 copies at 2^24
 /// points), 8 % less memory, and on an H200 at 2^24 points 119.56 ms in G1 (13 copies 111.12, none
-/// 137.77) and 391.51 in G2 (363.45, 452.63); the best measured at 2^26 (bench/RESULTS.md).
+/// 137.77) and 391.51 in G2 (363.45, 452.63); the best measured at 2^26 (docs/history/msm.md).
 inline constexpr unsigned msm_auto_copies_second = msm_window_count(22);
 static_assert(msm_auto_copies_second == 12 && msm_auto_copies_second < msm_auto_copies);
 

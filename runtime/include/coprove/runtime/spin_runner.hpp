@@ -3,7 +3,7 @@
 //
 // Why: a thread blocked in io_context::run() sleeps in epoll_wait or on a futex, and waking it
 // from another thread (a completion posted by the CUDA completion bridge) costs about 7 us on the
-// reference host (bench/PINNED_NOTES.md), as much as an empty kernel's whole round trip. During a
+// reference host (docs/history/pinned-and-bridge.md), as much as an empty kernel's whole round trip. During a
 // burst of GPU work the next completion usually arrives within microseconds of the last handler,
 // so a thread that is still polling then picks it up with no wake-up at all; after the window it
 // blocks, so an idle io_context still costs next to no CPU.
