@@ -149,6 +149,12 @@ job_request read_request(const json::object& job, const std::string& where, cons
   out.partitions = unsigned_at(request, "partitions", where + " request");
   out.seed = unsigned_at(request, "seed", where + " request");
   const std::string claimed = out.circuit + "/" + std::to_string(out.log_constraints);
+  // The key's IC count: the circuit's public inputs, known without building it.
+  const std::size_t circuit_public = r1cs::make_circuit(out.circuit, out.log_constraints, 0, 0)->shape().num_inputs - 1;
+  if (circuit_public != key.num_public) {
+    throw std::invalid_argument(where + ": " + claimed + " (request.circuit) has " + std::to_string(circuit_public) +
+                                " public input(s); " + key.source + " takes " + std::to_string(key.num_public));
+  }
   if (key.circuit) {
     if (*key.circuit != out.circuit || key.log_constraints != out.log_constraints) {
       throw std::invalid_argument(where + " is " + claimed + " but the key is for " + *key.circuit + "/" +

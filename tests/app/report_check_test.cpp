@@ -82,6 +82,15 @@ TEST_CASE("check_report bounds its work by the document, not by its claims", "[a
     CHECK(counted.calls == 0);
     CHECK(checked.proofs.empty());
   }
+  SECTION("a key whose IC count is not the circuit's is refused before anything is recomputed") {
+    app::report_key wider = named_key();
+    wider.circuit.reset();
+    wider.num_public = 3;
+    const auto checked = app::check_report(report, wider, counted.source());
+    CHECK(checked.failure_count == 2);
+    CHECK(checked.failures[0] == "job 1: mimc/10 (request.circuit) has 1 public input(s); the test key takes 3");
+    CHECK(counted.calls == 0);
+  }
   SECTION("failure messages are kept up to max_kept_failures, the rest counted") {
     json::array junk;
     for (std::size_t i = 0; i < app::max_kept_failures + 500; ++i) junk.push_back(nullptr);
