@@ -2,7 +2,7 @@
 //
 //   coprove verify FILE --vk KEY
 //     FILE is a run report ({"results": [JOB, ...]}) or a job result (one JOB:
-//     {"job_id", "state", "request": {"circuit", "log_constraints", "partitions", "seed"},
+//     {"job_id", "state", "vk_sha256", "request": {"circuit", "log_constraints", "partitions", "seed"},
 //      "partitions": [{"index", "proof": hex of bellman's 192 bytes, "public_inputs": [decimal,
 //      ...]}, ...]}); KEY is a key directory (its vk), a bellman vk file or a verification_key.json.
 //     The report is checked by check_report (report_check.hpp): every job done, once, with the key's
@@ -17,7 +17,8 @@
 //     only for a file that holds evaluation records and no proofs: checks each record's
 //     h(zeta) * (zeta^n - 1) == a(zeta) * b(zeta) - c(zeta), and says that records are not proofs.
 //
-// Every file is read through runtime/input_file.hpp (regular files only, within its kind's limit).
+// Every file is read through runtime/input_file.hpp (regular files only, within its kind's limit;
+// a verification_key.json is sized here and then read by groth16::read_verifying_key_json).
 // Exit status 0 when everything verifies, 1 when anything does not, 2 for bad usage and for a file
 // refused as input (not readable as its kind, over its limit, a degenerate or malformed key).
 #include "cli.hpp"
