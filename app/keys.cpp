@@ -420,6 +420,7 @@ void refuse_degenerate_verifying_key(const groth16::verifying_key& vk, const std
                                   "is the point at infinity: such a verifying key is degenerate (with gamma or delta "
                                   "at infinity a forged proof verifies for any inputs) and is refused");
   };
+  if (vk.ic.empty()) throw groth16::key_file_error(file, "ic", std::nullopt, "is empty (the constant one's point is missing)");
   if (vk.alpha_g1.is_identity()) refuse("alpha_g1", std::nullopt);
   if (has_g1_copies && vk.beta_g1.is_identity()) refuse("beta_g1", std::nullopt);
   if (vk.beta_g2.is_identity()) refuse("beta_g2", std::nullopt);

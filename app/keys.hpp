@@ -125,8 +125,8 @@ key_metadata read_key_metadata(const std::filesystem::path& dir);
 /// the count; with `params_required` false, a directory without params passes the params check.
 void check_key_claim(const std::filesystem::path& dir, const key_metadata& m, bool params_required = true);
 
-/// Refuses a degenerate verifying key: alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2 or
-/// an IC point at infinity (with gamma and delta at infinity a forged proof verifies for any
+/// Refuses a degenerate verifying key: no IC point, or alpha_g1, beta_g1, beta_g2, gamma_g2,
+/// delta_g1, delta_g2 or an IC point at infinity (with gamma and delta at infinity a forged proof verifies for any
 /// inputs). `has_g1_copies` is false for a verification_key.json, which holds no beta_g1 or
 /// delta_g1. Throws groth16::key_file_error naming `file`, the point and its index.
 void refuse_degenerate_verifying_key(const groth16::verifying_key& vk, const std::string& file, bool has_g1_copies = true);

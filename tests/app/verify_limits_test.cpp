@@ -296,6 +296,7 @@ TEST_CASE("refuse_degenerate_verifying_key names each point at infinity", "[app]
   CHECK(refused([](auto& vk) { vk.delta_g1 = field::g1_affine::identity(); }, "delta_g1"));
   CHECK(refused([](auto& vk) { vk.delta_g2 = field::g2_affine::identity(); }, "delta_g2"));
   CHECK(refused([](auto& vk) { vk.ic[1] = field::g1_affine::identity(); }, "ic"));
+  CHECK(refused([](auto& vk) { vk.ic.clear(); }, "ic"));
   // A verification_key.json holds no beta_g1 or delta_g1: their absence is not a refusal.
   CHECK_FALSE(refused([](auto& vk) { vk.beta_g1 = vk.delta_g1 = field::g1_affine::identity(); }, "", false));
 }
