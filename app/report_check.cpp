@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 
+#include <iterator>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -217,8 +218,9 @@ class job_checker {
       for (const auto& entry : entries) check_partition(entry, where, request, seen);
       if (request.partitions > entries.size() + max_missing_named) {
         // The request's count is a claim; the listed entries bound the work and the messages.
+        const auto in_range = static_cast<std::uint64_t>(std::distance(seen.begin(), seen.lower_bound(request.partitions)));
         out_.fail(where + ": the request says " + std::to_string(request.partitions) + " partitions but the job lists " +
-                  std::to_string(entries.size()) + "; " + std::to_string(request.partitions - seen.size()) +
+                  std::to_string(entries.size()) + "; " + std::to_string(request.partitions - in_range) +
                   " partitions have no entry");
         return;
       }
