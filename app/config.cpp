@@ -7,6 +7,7 @@
 
 #include <coprove/r1cs/circuits.hpp>
 #include <coprove/service/http_service.hpp>
+#include <coprove/runtime/input_file.hpp>
 #include <coprove/runtime/log.hpp>
 
 #include <boost/json.hpp>
@@ -644,15 +645,17 @@ void apply_config_json(app_config& cfg, const json::value& document) {
 }
 
 void apply_config_file(app_config& cfg, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw config_error("--config", "cannot open '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string text;
+  try {
+    text = runtime::read_input_text(path, runtime::input_limits::small_json_bytes, "configuration file");
+  } catch (const runtime::input_file_error& e) {
+    throw config_error("--config", e.what());
+  }
   boost::system::error_code ec;
   json::parse_options options;
   options.allow_comments = true;
   options.allow_trailing_commas = true;
-  const json::value document = json::parse(text.str(), ec, {}, options);
+  const json::value document = json::parse(text, ec, {}, options);
   if (ec) throw config_error("--config", "'" + path + "' is not valid JSON: " + ec.message());
   try {
     apply_config_json(cfg, document);

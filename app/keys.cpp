@@ -5,12 +5,14 @@
 #include <coprove/groth16/key_files.hpp>
 #include <coprove/groth16/secret_source.hpp>
 #include <coprove/r1cs/circuits.hpp>
+#include <coprove/runtime/input_file.hpp>
 #include <coprove/runtime/log.hpp>
 
 #include <boost/json.hpp>
 
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -37,7 +39,12 @@ double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
-std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+std::string quoted(const fs::path& p) {
+  std::string out = "'";
+  out += p.string();
+  out += '\'';
+  return out;
+}
 
 std::string hex_digest(const field::sha256::digest& d) { return field::to_hex(d); }
 
@@ -119,6 +126,36 @@ std::string sha256_field(const json::object& o, std::string_view key, const fs::
   return v;
 }
 
+/// The size of a key file, refused as key_dir_error (naming the file and the limit) when it is not
+/// a regular file within `limit`.
+std::uint64_t key_file_size(const fs::path& path, std::uint64_t limit, std::string_view what) {
+  try {
+    return runtime::regular_file_size(path, limit, what);
+  } catch (const runtime::input_file_error& e) {
+    throw key_dir_error(std::string("key file ") + e.what());
+  }
+}
+
+/// Bytes of bellman's VerifyingKey with `ic` IC points: six points uncompressed (three G1 of 96
+/// bytes, three G2 of 192), the u32 count, the IC points.
+constexpr std::uint64_t g1_uncompressed = 96, g2_uncompressed = 192;
+std::uint64_t vk_bytes_for(std::uint64_t ic) { return 3 * g1_uncompressed + 3 * g2_uncompressed + 4 + ic * g1_uncompressed; }
+
+/// The big-endian u32 at `offset` of `file` (a regular file of `size` bytes); key_dir_error when the
+/// file ends first.
+std::uint64_t count_at(const fs::path& file, std::uint64_t size, std::uint64_t offset, std::string_view section) {
+  if (offset > size || size - offset < 4) {
+    throw key_dir_error("key file " + quoted(file) + " ends (" + std::to_string(size) + " bytes) before the count of its " +
+                        std::string(section) + " section (at byte " + std::to_string(offset) + ")");
+  }
+  std::ifstream in(file, std::ios::binary);
+  std::array<unsigned char, 4> b{};
+  in.seekg(static_cast<std::streamoff>(offset));
+  in.read(reinterpret_cast<char*>(b.data()), 4);
+  if (!in) throw key_dir_error("cannot read " + quoted(file));
+  return (std::uint64_t{b[0]} << 24) | (std::uint64_t{b[1]} << 16) | (std::uint64_t{b[2]} << 8) | b[3];
+}
+
 /// Says what a non-empty directory holds, for the refusal to write a key into it.
 std::string what_it_holds(const fs::path& dir) {
   if (!fs::exists(dir / key_json_file_name)) return "";
@@ -144,6 +181,8 @@ void announce_development_key(const key_set& keys) {
 std::string file_sha256(const fs::path& path) {
   static std::once_flag said;
   std::call_once(said, [] { COPROVE_LOG(info, "keys") << "SHA-256 of key files: " << field::sha256_path() << " path"; });
+  // Only a regular file is hashed (a device would be read forever).
+  key_file_size(path, runtime::input_limits::binary_file_bytes, "key file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw key_dir_error("cannot open " + quoted(path));
   field::sha256 hasher;
@@ -271,12 +310,14 @@ key_set make_key_dir(const std::string& circuit, unsigned log_constraints, const
 
 key_metadata read_key_metadata(const fs::path& dir) {
   const fs::path file = dir / key_json_file_name;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw key_dir_error("cannot open key file " + quoted(file));
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string text;
+  try {
+    text = runtime::read_input_text(file, runtime::input_limits::small_json_bytes, "key.json");
+  } catch (const runtime::input_file_error& e) {
+    throw key_dir_error(std::string("key file ") + e.what());
+  }
   boost::system::error_code ec;
-  const json::value doc = json::parse(text.str(), ec);
+  const json::value doc = json::parse(text, ec);
   if (ec) throw key_dir_error("key file " + quoted(file) + " is not valid JSON: " + ec.message());
   if (!doc.is_object()) throw key_dir_error("key file " + quoted(file) + " is not a JSON object");
   const auto& o = doc.get_object();
@@ -313,32 +354,12 @@ key_metadata read_key_metadata(const fs::path& dir) {
   return m;
 }
 
-key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key>& expected,
-                     const groth16::bulk_subgroup_test* subgroup_test) {
-  const auto started = clock_type::now();
-  const fs::path dir = normalized(dir_given);
-  std::error_code ec;
-  if (!fs::exists(dir, ec)) throw key_dir_error("key directory " + quoted(dir) + " does not exist (coprove setup makes one)");
-  if (!fs::is_directory(dir, ec)) throw key_dir_error(quoted(dir) + " is not a key directory");
-  std::string missing;
-  for (const auto name : {params_file_name, vk_file_name, vk_json_file_name, key_json_file_name}) {
-    if (!fs::is_regular_file(dir / name, ec)) missing += (missing.empty() ? "'" : ", '") + std::string(name) + "'";
-  }
-  if (!missing.empty()) {
-    throw key_dir_error("key directory " + quoted(dir) + " is incomplete: " + missing +
-                        " missing (a key directory holds params, vk, vk.json and key.json, as coprove setup writes them)");
-  }
-
-  key_metadata m = read_key_metadata(dir);
+void check_key_claim(const fs::path& dir, const key_metadata& m, bool params_required) {
   const fs::path key_json = dir / key_json_file_name;
   const std::string named = m.circuit + "/" + std::to_string(m.log_constraints);
-  if (expected && (expected->circuit != m.circuit || expected->log_constraints != m.log_constraints)) {
-    throw key_dir_error("key file " + quoted(key_json) + " is the key of " + named + ", not of " + expected->circuit +
-                        "/" + std::to_string(expected->log_constraints));
-  }
   std::unique_ptr<r1cs::circuit> made;
   try {
-    made = r1cs::make_circuit(m.circuit, m.log_constraints, 1, 0);
+    made = r1cs::make_circuit(m.circuit, m.log_constraints, 1, 0);  // no synthesis: its shape is arithmetic
   } catch (const std::invalid_argument& e) {
     throw key_dir_error("key file " + quoted(key_json) + " names circuit " + named + ", which this build does not have: " +
                         e.what());
@@ -353,6 +374,91 @@ key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key
                         " has " + hex_u64(made->structure_digest()) +
                         ": the circuit has changed and the key cannot prove it (make the key again)");
   }
+  const r1cs::circuit_shape shape = made->shape();
+  if (shape.num_inputs != m.num_inputs || shape.num_aux != m.num_aux || made->domain_size() != m.domain_size) {
+    throw key_dir_error("key file " + quoted(key_json) + ": its counts (" + std::to_string(m.num_inputs) + " inputs, " +
+                        std::to_string(m.num_aux) + " auxiliaries, domain " + std::to_string(m.domain_size) +
+                        ") are not those of " + made->id() + " (" + std::to_string(shape.num_inputs) + ", " +
+                        std::to_string(shape.num_aux) + ", " + std::to_string(made->domain_size()) + ")");
+  }
+  // The files' own counts: each file must be as large as the claim makes it.
+  const fs::path vk_path = dir / vk_file_name;
+  const std::uint64_t vk_size = key_file_size(vk_path, runtime::input_limits::binary_file_bytes, "vk file");
+  const std::uint64_t vk_bytes = vk_bytes_for(m.num_inputs);
+  if (vk_size != vk_bytes) {
+    throw key_dir_error("key file " + quoted(vk_path) + " is " + std::to_string(vk_size) + " bytes; the vk of " + named +
+                        " (key.json: num_inputs " + std::to_string(m.num_inputs) + ") is " + std::to_string(vk_bytes));
+  }
+  const fs::path params = dir / params_file_name;
+  std::error_code ec;
+  if (!params_required && !fs::exists(params, ec)) return;
+  const std::uint64_t size = key_file_size(params, runtime::input_limits::binary_file_bytes, "params file");
+  const auto expect = [&](std::string_view section, std::uint64_t offset, std::uint64_t claimed, std::string_view key_field) {
+    const std::uint64_t held = count_at(params, size, offset, section);
+    if (held != claimed) {
+      throw key_dir_error("key file " + quoted(params) + ": its " + std::string(section) + " section holds " +
+                          std::to_string(held) + " points, but key.json (" + std::string(key_field) + ") makes it " +
+                          std::to_string(claimed) + " for " + named);
+    }
+  };
+  expect("ic", vk_bytes - 4 - m.num_inputs * g1_uncompressed, m.num_inputs, "num_inputs");
+  const std::uint64_t h_count = m.domain_size - 1;
+  expect("h", vk_bytes, h_count, "domain_size");
+  const std::uint64_t l_offset = vk_bytes + 4 + h_count * g1_uncompressed;
+  expect("l", l_offset, m.num_aux, "num_aux");
+  // a, b_g1 and b_g2 follow, each a count and its points (their counts need the matrices).
+  const std::uint64_t least = l_offset + 4 + m.num_aux * g1_uncompressed + 3 * 4;
+  if (size < least) {
+    throw key_dir_error("key file " + quoted(params) + " is " + std::to_string(size) + " bytes; the params of " + named +
+                        " need at least " + std::to_string(least));
+  }
+}
+
+void refuse_degenerate_verifying_key(const groth16::verifying_key& vk, const std::string& file, bool has_g1_copies) {
+  const auto refuse = [&](const char* section, std::optional<std::size_t> index) {
+    throw groth16::key_file_error(file, section, index,
+                                  "is the point at infinity: such a verifying key is degenerate (with gamma or delta "
+                                  "at infinity a forged proof verifies for any inputs) and is refused");
+  };
+  if (vk.ic.empty()) throw groth16::key_file_error(file, "ic", std::nullopt, "is empty (the constant one's point is missing)");
+  if (vk.alpha_g1.is_identity()) refuse("alpha_g1", std::nullopt);
+  if (has_g1_copies && vk.beta_g1.is_identity()) refuse("beta_g1", std::nullopt);
+  if (vk.beta_g2.is_identity()) refuse("beta_g2", std::nullopt);
+  if (vk.gamma_g2.is_identity()) refuse("gamma_g2", std::nullopt);
+  if (has_g1_copies && vk.delta_g1.is_identity()) refuse("delta_g1", std::nullopt);
+  if (vk.delta_g2.is_identity()) refuse("delta_g2", std::nullopt);
+  for (std::size_t i = 0; i < vk.ic.size(); ++i) {
+    if (vk.ic[i].is_identity()) refuse("ic", i);
+  }
+}
+
+key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key>& expected,
+                     const groth16::bulk_subgroup_test* subgroup_test) {
+  const auto started = clock_type::now();
+  const fs::path dir = normalized(dir_given);
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) throw key_dir_error("key directory " + quoted(dir) + " does not exist (coprove setup makes one)");
+  if (!fs::is_directory(dir, ec)) throw key_dir_error(quoted(dir) + " is not a key directory");
+  std::string missing;
+  for (const auto name : {params_file_name, vk_file_name, vk_json_file_name, key_json_file_name}) {
+    if (!fs::exists(dir / name, ec)) missing += (missing.empty() ? "'" : ", '") + std::string(name) + "'";
+  }
+  if (!missing.empty()) {
+    throw key_dir_error("key directory " + quoted(dir) + " is incomplete: " + missing +
+                        " missing (a key directory holds params, vk, vk.json and key.json, as coprove setup writes them)");
+  }
+  key_file_size(dir / vk_json_file_name, runtime::input_limits::small_json_bytes, "vk.json");
+
+  key_metadata m = read_key_metadata(dir);
+  const fs::path key_json = dir / key_json_file_name;
+  const std::string named = m.circuit + "/" + std::to_string(m.log_constraints);
+  if (expected && (expected->circuit != m.circuit || expected->log_constraints != m.log_constraints)) {
+    throw key_dir_error("key file " + quoted(key_json) + " is the key of " + named + ", not of " + expected->circuit +
+                        "/" + std::to_string(expected->log_constraints));
+  }
+  // What key.json claims is compared with the files before the circuit it names is built.
+  check_key_claim(dir, m);
+  const auto made = r1cs::make_circuit(m.circuit, m.log_constraints, 1, 0);
   const fs::path params = dir / params_file_name;
   const fs::path vk_path = dir / vk_file_name;
   const fs::path vk_json = dir / vk_json_file_name;
@@ -375,6 +481,7 @@ key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key
                                                     ? groth16::read_params(params, shape, *subgroup_test)
                                                     : groth16::read_params(params, shape));
     vk = groth16::read_verifying_key(vk_path, shape.num_inputs);
+    refuse_degenerate_verifying_key(vk, vk_path.string());
   } catch (const groth16::key_file_error& e) {
     throw key_dir_error(e.what());
   }

@@ -117,6 +117,20 @@ key_set make_key_dir(const std::string& circuit, unsigned log_constraints, const
 /// Reads key.json alone (no other file is opened); key_dir_error names the file and the field.
 key_metadata read_key_metadata(const std::filesystem::path& dir);
 
+/// Compares what key.json claims (`m`, read from `dir`) with what the key itself holds, before
+/// anything the size of the claim is built: the named circuit's id, structure digest and shape
+/// (inputs, auxiliaries, domain: known without building the circuit) against key.json's counts,
+/// the vk file's size against its IC count, and the params file's own counts (ic, h, l) and size
+/// against the shape. Reads a few bytes of each file. Throws key_dir_error naming the file and
+/// the count; with `params_required` false, a directory without params passes the params check.
+void check_key_claim(const std::filesystem::path& dir, const key_metadata& m, bool params_required = true);
+
+/// Refuses a degenerate verifying key: no IC point, or alpha_g1, beta_g1, beta_g2, gamma_g2,
+/// delta_g1, delta_g2 or an IC point at infinity (with gamma and delta at infinity a forged proof verifies for any
+/// inputs). `has_g1_copies` is false for a verification_key.json, which holds no beta_g1 or
+/// delta_g1. Throws groth16::key_file_error naming `file`, the point and its index.
+void refuse_degenerate_verifying_key(const groth16::verifying_key& vk, const std::string& file, bool has_g1_copies = true);
+
 /// Reads and checks a key directory (see the top of this file); when `expected` is given, the
 /// key must be for that circuit and size. Throws key_dir_error naming the file and the problem.
 /// With `subgroup_test`, the proving queries' subgroup tests are made by it (a GPU) rather than on

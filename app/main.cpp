@@ -1,14 +1,20 @@
 // coprove: keeps GPUs fed for zero-knowledge proving. `run` proves a batch workload and reports,
 // `serve` is the HTTP daemon, `setup` makes a circuit's Groth16 keys, `verify` checks proofs
 // against a verifying key, `info` describes the build, the devices and the memory plan. Exit
-// status: 0 success, 1 a failed job, proof or record, 2 bad usage or configuration.
+// status: 0 success, 1 a failed job, proof or record, 2 bad usage or configuration, or a file
+// refused as input (not a regular file, over its limit, malformed), the message naming the file.
 #include "cli.hpp"
 #include "commands.hpp"
+#include "keys.hpp"
 
 #include <coprove/engine/memory_plan.hpp>
+#include <coprove/groth16/key_files.hpp>
+#include <coprove/r1cs/binfile.hpp>
+#include <coprove/runtime/input_file.hpp>
 
 #include <cstring>
 #include <iostream>
+#include <new>
 
 namespace {
 
@@ -58,6 +64,24 @@ int main(int argc, char** argv) {
   } catch (const coprove::engine::memory_plan_error& e) {
     std::cerr << "coprove " << command << ": invalid configuration: engine.memory_budget: the memory plan does not fit: "
               << e.what() << "\n";
+    return exit_usage;
+  } catch (const coprove::runtime::input_file_error& e) {
+    // A file refused as input: not there, not a regular file, over its kind's limit, not its format.
+    std::cerr << "coprove " << command << ": " << e.what() << "\n";
+    return exit_usage;
+  } catch (const coprove::r1cs::circom_file_error& e) {
+    std::cerr << "coprove " << command << ": " << e.what() << "\n";
+    return exit_usage;
+  } catch (const coprove::groth16::key_file_error& e) {
+    std::cerr << "coprove " << command << ": " << e.what() << "\n";
+    return exit_usage;
+  } catch (const key_dir_error& e) {
+    std::cerr << "coprove " << command << ": " << e.what() << "\n";
+    return exit_usage;
+  } catch (const std::bad_alloc&) {
+    // The readers size every input before allocating from it, so this is a workload (or a file
+    // within its limit) that does not fit this machine's memory.
+    std::cerr << "coprove " << command << ": out of memory (std::bad_alloc)\n";
     return exit_usage;
   } catch (const std::exception& e) {
     std::cerr << "coprove " << command << ": " << e.what() << "\n";

@@ -15,6 +15,7 @@
 #include <coprove/groth16/zkey.hpp>
 #include <coprove/r1cs/circom_r1cs.hpp>
 #include <coprove/r1cs/circuits.hpp>
+#include <coprove/runtime/input_file.hpp>
 #include <coprove/runtime/log.hpp>
 
 #include <bit>
@@ -114,9 +115,12 @@ int setup_zkey(const command_line& cl) {
 
   std::optional<r1cs::circom_r1cs> circuit;
   try {
+    runtime::regular_file_size(r1cs_path, runtime::input_limits::binary_file_bytes, "r1cs file");
     circuit = r1cs::circom_r1cs::read(r1cs_path);
   } catch (const r1cs::circom_file_error& e) {
     throw usage_error(std::string("coprove setup: ") + e.what());
+  } catch (const runtime::input_file_error& e) {
+    throw usage_error(std::string("coprove setup: --r1cs ") + e.what());
   }
   if (insecure_seed) warn_insecure_seed(*insecure_seed);
   COPROVE_LOG(warning, "setup") << "coprove setup --r1cs makes a single-party development key (like `snarkjs groth16 "

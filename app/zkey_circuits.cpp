@@ -5,6 +5,7 @@
 
 #include <coprove/groth16/zkey.hpp>
 #include <coprove/r1cs/circom_witness.hpp>
+#include <coprove/runtime/input_file.hpp>
 
 #include <algorithm>
 #include <iostream>
@@ -18,8 +19,12 @@ std::vector<engine::zkey_circuit> load_zkey_circuits(const std::vector<std::pair
   std::vector<engine::zkey_circuit> out;
   for (const auto& [name, path] : circuits) {
     try {
+      // A regular file within the limit, before the reader opens it.
+      runtime::regular_file_size(path, runtime::input_limits::binary_file_bytes, "zkey");
       out.push_back({name, std::make_shared<const groth16::zkey>(groth16::read_zkey(path, subgroup_test))});
     } catch (const r1cs::circom_file_error& e) {
+      throw usage_error("coprove " + command + ": server.circuits (" + name + "): " + e.what());
+    } catch (const runtime::input_file_error& e) {
       throw usage_error("coprove " + command + ": server.circuits (" + name + "): " + e.what());
     }
     const auto& key = *out.back().key;

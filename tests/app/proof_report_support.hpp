@@ -69,7 +69,7 @@ inline app::key_options seeded_options(std::uint64_t seed) {
 }
 
 /// One job of mimc/10 proved on the CPU, as the engine reports it: {"job_id", "state",
-/// "request", "partitions": [{"index", "proof", "public_inputs", "verified"}]}.
+/// "request", "vk_sha256", "partitions": [{"index", "proof", "public_inputs", "verified"}]}.
 inline boost::json::object prove_job(const app::key_set& keys, std::uint64_t job_id, std::uint64_t seed,
                                      std::size_t partitions, groth16::secret_source& blinding) {
   boost::json::array entries;
@@ -84,6 +84,7 @@ inline boost::json::object prove_job(const app::key_set& keys, std::uint64_t job
   }
   return {{"job_id", job_id},
           {"state", "done"},
+          {"vk_sha256", keys.metadata.vk_sha256},
           {"request", boost::json::object{{"circuit", keys.circuit},
                                           {"log_constraints", keys.log_constraints},
                                           {"partitions", partitions},

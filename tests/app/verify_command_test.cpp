@@ -140,7 +140,17 @@ TEST_CASE("coprove verify and noble refuse a tampered report, naming the partiti
 TEST_CASE("coprove verify and noble refuse proofs against another key", "[app][verify][noble][cpu]") {
   scratch_dir dir;
   const auto other = app::make_key_dir("mimc", 10, dir.file("other"), seeded_options(77));
-  const auto r = run_coprove({"verify", fixture().report_path, "--vk", other.dir.string()}, dir);
+  // The report names its key's vk_sha256: against the other key, every job fails on that first.
+  const auto named = run_coprove({"verify", fixture().report_path, "--vk", other.dir.string()}, dir);
+  INFO(named.out << named.err);
+  CHECK(named.exit_code == 1);
+  CHECK(named.err.find("FAILED job 1: vk_sha256") != std::string::npos);
+  CHECK(named.err.find("FAILED job 2: vk_sha256") != std::string::npos);
+  // A report that names the other key's digest gets to the pairing, which fails for every proof.
+  json::object claims_other = fixture().report;
+  for (auto& job : claims_other.at("results").as_array()) job.as_object()["vk_sha256"] = other.metadata.vk_sha256;
+  write_file(dir.file("claims_other.json"), json::serialize(claims_other));
+  const auto r = run_coprove({"verify", dir.file("claims_other.json"), "--vk", other.dir.string()}, dir);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("0 of 5 proofs") != std::string::npos);
@@ -202,7 +212,7 @@ TEST_CASE("coprove verify needs a verifying key for proofs and says why", "[app]
 
   write_file(dir.file("bad_vk"), "not a key");
   const auto bad_vk = run_coprove({"verify", f.report_path, "--vk", dir.file("bad_vk")}, dir);
-  CHECK(bad_vk.exit_code == 1);
+  CHECK(bad_vk.exit_code == 2);  // a file refused as input
   CHECK(bad_vk.err.find(dir.file("bad_vk")) != std::string::npos);
 
   const auto half = run_coprove({"verify", "--vk", f.key_dir, "--proof", dir.file("p.json")}, dir);
