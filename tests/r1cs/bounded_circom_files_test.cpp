@@ -51,6 +51,13 @@ TEST_CASE("an r1cs whose constraint count its section cannot hold is refused bef
   CHECK(largest < small_allocation);
 }
 
+TEST_CASE("an r1cs whose nWires its wire map does not hold is refused", "[r1cs][circom][bounds][cpu]") {
+  auto c = container::parse(read_bytes(circom_data_dir() / "cube.r1cs"));
+  put_u32(c.section(1), 4 + 32, 0xffffffffu);  // nWires, after fs and the prime
+  CHECK_THROWS_WITH(decode_r1cs(c, "c.r1cs"), Contains("c.r1cs: section 1 (header): nWires 4294967295 does not match "
+                                                       "section 3 (wire map) of 32 bytes (8 bytes a wire)"));
+}
+
 TEST_CASE("an r1cs factor count past its section's end is refused naming the count and the bytes left",
           "[r1cs][circom][bounds][cpu]") {
   auto c = container::parse(read_bytes(circom_data_dir() / "cube.r1cs"));

@@ -18,6 +18,7 @@ namespace {
 constexpr std::size_t term_bytes = 4 + 32;
 /// A constraint with empty A, B and C: three u32 factor counts.
 constexpr std::size_t min_constraint_bytes = 3 * 4;
+constexpr std::uint32_t wire_map_section = 3;
 
 }  // namespace
 
@@ -42,6 +43,14 @@ circom_r1cs circom_r1cs::decode(std::vector<std::uint8_t> bytes, const std::stri
     header.fail(std::to_string(out.num_wires_) + " wires cannot hold the constant one and " +
                 std::to_string(out.num_public_) + " public signals");
 
+  // The wire map (a u64 label a wire), which circom writes and snarkjs does not need, pins nWires
+  // to bytes the file holds when it is there.
+  if (file.has_section(wire_map_section)) {
+    const std::size_t map_bytes = file.section(wire_map_section, "3 (wire map)").size();
+    if (map_bytes != std::size_t{out.num_wires_} * 8)
+      header.fail("nWires " + std::to_string(out.num_wires_) + " does not match section 3 (wire map) of " +
+                  std::to_string(map_bytes) + " bytes (8 bytes a wire)");
+  }
   section_reader body(file, file.section(2, "2 (constraints)"), "2 (constraints)");
   // Each constraint takes at least its three factor counts: the header's count is held to the
   // section's bytes before anything is sized from it.
