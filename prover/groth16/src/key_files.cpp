@@ -298,12 +298,32 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 
 }  // namespace
 
-void check_verifying_key(const verifying_key& vk, const std::string& file) {
+namespace {
+
+/// check_verifying_key with the point named by `name_of` (the file format's own names).
+template <class Names>
+void check_verifying_key_named(const verifying_key& vk, const std::string& file, Names name_of) {
   const auto bad = find_degenerate_point(vk);
   if (!bad) return;
-  if (vk.ic.empty()) throw key_file_error(file, "ic", std::nullopt, "is empty (the constant one's point is missing)");
-  throw key_file_error(file, bad->name, bad->index,
+  if (vk.ic.empty())
+    throw key_file_error(file, name_of("ic"), std::nullopt, "is empty (the constant one's point is missing)");
+  throw key_file_error(file, name_of(bad->name), bad->index,
                        "the point at infinity: a verifying key with it accepts forged proofs");
+}
+
+/// verification_key.json's name of a point of find_degenerate_point.
+std::string snarkjs_name(std::string_view name) {
+  if (name == "alpha_g1") return "vk_alpha_1";
+  if (name == "beta_g2") return "vk_beta_2";
+  if (name == "gamma_g2") return "vk_gamma_2";
+  if (name == "delta_g2") return "vk_delta_2";
+  return "IC";
+}
+
+}  // namespace
+
+void check_verifying_key(const verifying_key& vk, const std::string& file) {
+  check_verifying_key_named(vk, file, [](const char* name) { return std::string(name); });
 }
 
 key_file_error::key_file_error(std::string file, std::string section, std::optional<std::size_t> index,
@@ -475,7 +495,7 @@ verifying_key read_verifying_key_json(const std::filesystem::path& path) {
   const auto& n_public = field_of("nPublic");
   if (!n_public.is_number() || n_public.to_number<std::size_t>() + 1 != vk.ic.size())
     throw key_file_error(name, "nPublic", std::nullopt, "does not match the IC count");
-  check_verifying_key(vk, name);
+  check_verifying_key_named(vk, name, snarkjs_name);
   return vk;
 }
 

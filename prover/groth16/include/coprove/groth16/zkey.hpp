@@ -58,7 +58,10 @@ struct zkey {
 /// Parses and checks a zkey; r1cs::circom_file_error names the file, the section and the
 /// problem: truncated, a section of the wrong size or missing, another protocol (named), another
 /// curve (named by its prime), header counts that disagree, a coefficient outside the matrices,
-/// a point not canonical, off the curve or outside the subgroup (with its index). With `bulk`, the
+/// a point not canonical, off the curve or outside the subgroup (with its index), an IC point at
+/// infinity (find_degenerate_point). The header's nVars, nPublic and domainSize are held to the
+/// sizes of sections 3 and 5 to 9, and the coefficient count to section 4's, before anything is
+/// decoded or allocated from them; domainSize may not exceed 2^28 rows. With `bulk`, the
 /// proving sections' subgroup tests (5 to 9) are made by it, a section at a time (key_files.hpp).
 zkey decode_zkey(std::vector<std::uint8_t> bytes, const std::string& name, const bulk_subgroup_test* bulk = nullptr);
 zkey read_zkey(const std::filesystem::path& path, const bulk_subgroup_test* bulk = nullptr);
