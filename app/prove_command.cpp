@@ -167,7 +167,9 @@ int prove_command(const std::vector<std::string>& args) {
     engine::prove_request request;
     request.circuit = circuit;
     request.seed = cfg.workload.seed + i;
-    request.witnesses = std::make_shared<const std::vector<std::vector<field::fr>>>(1, std::move(witnesses[i]));
+    // With --r1cs the witness is kept: a proof that fails is then explained against the constraints.
+    request.witnesses = std::make_shared<const std::vector<std::vector<field::fr>>>(
+        1, constraints ? witnesses[i] : std::move(witnesses[i]));
     try {
       w.job = engine->submit(request);
       ids.push_back(*w.job);
@@ -204,7 +206,10 @@ int prove_command(const std::vector<std::string>& args) {
             w.failure = "cancelled";
           } else if (ec) {
             const auto status = engine->status(*w.job);
-            fail(w, status && !status->error.empty() ? status->error : ec.message());
+            if (constraints && ec == engine::engine_errc::verification_failed)
+              fail(w, groth16::explain_failed_zkey_proof(*key, witnesses[&w - outcomes.data()], &*constraints));
+            else
+              fail(w, status && !status->error.empty() ? status->error : ec.message());
           }
           if (--open_jobs == 0) co_await all_ended();
         },

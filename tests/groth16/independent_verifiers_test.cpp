@@ -215,3 +215,24 @@ TEST_CASE("snarkjs and noble accept our proofs from a snarkjs zkey and circom wi
                            },
                            dir / "poseidon_chain.vk.json");
 }
+
+TEST_CASE("snarkjs also rejects a forged proof under a vk.json with gamma and delta at infinity, which we refuse to read",
+          "[groth16][snarkjs][degenerate][cpu]") {
+  const std::string node = require_node();
+  const verifying_key good = read_zkey(circom_fixtures::circom_data_dir() / "poseidon_chain.zkey").pk.vk;
+  verifying_key vk = good;
+  vk.gamma_g2 = field::g2_affine::identity();
+  vk.delta_g2 = field::g2_affine::identity();
+  temp_dir dir("degenerate-snarkjs");
+  write_verifying_key_json(vk, dir.path / "vk.json");
+  CHECK_THROWS_AS(read_verifying_key_json(dir.path / "vk.json"), key_file_error);
+  // With gamma and delta at infinity e(A, B) = e(alpha, beta) alone decides: A = alpha, B = beta.
+  const proof forged{vk.alpha_g1, vk.beta_g2, field::g1_affine::generator()};
+  write_json(dir.path / "proof.json", proof_to_snarkjs_json(forged));
+  write_json(dir.path / "public.json", public_inputs_to_snarkjs_json(std::vector<fr>{fr::from_uint64(5), fr::from_uint64(7)}));
+  const auto snarkjs = run(node + " " + quoted(snarkjs_cli) + " groth16 verify " + quoted(dir.path / "vk.json") + " " +
+                           quoted(dir.path / "public.json") + " " + quoted(dir.path / "proof.json"));
+  INFO("snarkjs (status " << snarkjs.status << "): " << snarkjs.output);
+  CHECK(snarkjs.status != 0);
+  CHECK(snarkjs.output.find("Invalid proof") != std::string::npos);
+}

@@ -7,11 +7,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "largest_allocation.hpp"
 #include "pce_test_circuits.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -21,11 +23,14 @@
 #include <stdexcept>
 #include <thread>
 
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
 using namespace coprove::field;
 using namespace coprove::r1cs;
+using Catch::Matchers::Contains;
+using coprove::testing::refusal_with_largest_allocation;
 
 namespace {
 
@@ -133,6 +138,16 @@ struct temp_file {
   std::string path;
   static inline int counter = 0;
 };
+
+/// Saves the PCE of mimc/10 to `file` and returns the file's bytes.
+std::vector<char> save_mimc_pce(const temp_file& file) {
+  pce_cache cache;
+  const auto c = make_circuit("mimc", 10, 2, 0);
+  vectors v(c->domain_size());
+  cache.synthesize(*c, v.a, v.b, v.c);
+  cache.save(file.path);
+  return file.read();
+}
 
 std::string load_error(pce_cache& cache, const std::string& path) {
   try {
@@ -543,14 +558,7 @@ TEST_CASE("a saved PCE loads and serves partitions without a build", "[prover][p
 TEST_CASE("corrupt, truncated and foreign PCE files are rejected and change nothing",
           "[prover][pce][cpu]") {
   temp_file file;
-  {
-    pce_cache cache;
-    const auto c = make_circuit("mimc", 10, 2, 0);
-    vectors v(c->domain_size());
-    cache.synthesize(*c, v.a, v.b, v.c);
-    cache.save(file.path);
-  }
-  const std::vector<char> good = file.read();
+  const std::vector<char> good = save_mimc_pce(file);
   REQUIRE(good.size() > 1000);
   pce_cache cache;
 
@@ -592,6 +600,39 @@ TEST_CASE("corrupt, truncated and foreign PCE files are rejected and change noth
   CHECK(cache.bytes() == 0);
   CHECK(cache.circuit_ids().empty());
   CHECK(cache.stats().loaded == 0);
+}
+
+TEST_CASE("a PCE file's counts are held to its remaining bytes, and only a regular file is read",
+          "[prover][pce][cpu]") {
+  temp_file file;
+  const std::vector<char> good = save_mimc_pce(file);
+  pce_cache cache;
+  // The first entry's row count: after the 24-byte file header, the id (u32 length, its bytes),
+  // the digest, the input and the auxiliary counts.
+  std::uint32_t id_size = 0;
+  std::memcpy(&id_size, good.data() + 24, 4);
+  const std::size_t rows_at = 24 + 4 + id_size + 3 * 8;
+  std::vector<char> bad = good;
+  const std::uint64_t huge = std::uint64_t{1} << 40;
+  std::memcpy(bad.data() + rows_at, &huge, 8);
+  file.write(bad);
+  const auto [error, largest] =
+      refusal_with_largest_allocation<pce_error>([&] { cache.load(file.path); });
+  CHECK_THAT(error, Contains(file.path) && Contains("its row count 1099511627776 needs 12 bytes each, more than the") &&
+                        Contains("bytes that remain"));
+  CHECK(largest < (std::size_t{1} << 20));
+
+  // A directory and a pipe are refused by their kind, before anything is read (a pipe would block).
+  const std::filesystem::path dir = file.path + ".dir";
+  std::filesystem::create_directory(dir);
+  CHECK_THAT(load_error(cache, dir.string()), Contains(dir.string()) && Contains("is a directory, not a regular file"));
+  std::filesystem::remove(dir);
+  const std::string fifo = file.path + ".fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THAT(load_error(cache, fifo), Contains(fifo) && Contains("is a pipe, not a regular file"));
+  std::filesystem::remove(fifo);
+  CHECK_THAT(load_error(cache, "/dev/zero"), Contains("/dev/zero") && Contains("character device"));
+  CHECK(cache.circuit_ids().empty());
 }
 
 TEST_CASE("a loaded PCE whose digest does not match is dropped and rebuilt", "[prover][pce][cpu]") {

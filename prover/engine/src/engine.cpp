@@ -1520,6 +1520,9 @@ boost::asio::awaitable<void> engine_core::prove_partition(const job& j, const pa
       out.proved = now_ns();
       out.check = groth16::verify(key.pvk, out.proof, s.output.public_inputs);
       out.verified = now_ns();
+      // Which of the witness and the key is wrong, as far as the key can tell (not timed).
+      if (!out.check && j.zkey)
+        out.check.reason = groth16::explain_failed_zkey_proof(*j.zkey, (*j.request.witnesses)[ref.partition]);
     } catch (const std::exception& e) {
       out.error = e.what()[0] != '\0' ? e.what() : "unknown error";
     }
@@ -1531,10 +1534,7 @@ boost::asio::awaitable<void> engine_core::prove_partition(const job& j, const pa
   result.timings.prove_ns = p.proved - p.start;
   result.timings.proof_verify_ns = p.verified - p.proved;
   result.verified = p.check.accepted;
-  if (!p.check && j.zkey)
-    throw partition_failure(engine_errc::verification_failed,
-                            what + ": the witness does not satisfy the circuit (its proof does not verify with " +
-                                j.zkey->name + "'s verifying key)");
+  if (!p.check && j.zkey) throw partition_failure(engine_errc::verification_failed, what + ": " + p.check.reason);
   if (!p.check)
     throw partition_failure(engine_errc::verification_failed,
                             what + ": its proof does not verify with the key of " +

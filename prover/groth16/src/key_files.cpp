@@ -7,6 +7,7 @@
 
 #include <coprove/field/encoding.hpp>
 #include <coprove/field/parallel.hpp>
+#include <coprove/runtime/input_file.hpp>
 #include <coprove/runtime/log.hpp>
 
 #include <boost/json.hpp>
@@ -92,6 +93,8 @@ class byte_reader {
                                std::to_string(offset_) + ")");
   }
   const std::string& name() const noexcept { return name_; }
+  /// The bytes not yet read (what a count read from the input is held to before it sizes anything).
+  virtual std::uint64_t remaining() const noexcept = 0;
 
  protected:
   explicit byte_reader(std::string name) : name_(std::move(name)) {}
@@ -105,6 +108,7 @@ class byte_reader {
 class buffer_reader final : public byte_reader {
  public:
   buffer_reader(std::span<const std::uint8_t> bytes, std::string name) : byte_reader(std::move(name)), rest_(bytes) {}
+  std::uint64_t remaining() const noexcept override { return rest_.size(); }
 
  private:
   std::size_t read_some(std::span<std::uint8_t> out) override {
@@ -116,18 +120,37 @@ class buffer_reader final : public byte_reader {
   std::span<const std::uint8_t> rest_;
 };
 
+/// The size of the regular file at `path` (runtime::regular_file_size): a device, a directory, a
+/// pipe or a file above `max_bytes` is refused as a key_file_error naming the file.
+std::uint64_t key_file_size(const std::filesystem::path& path, std::uint64_t max_bytes, std::string_view what) {
+  try {
+    return runtime::regular_file_size(path, max_bytes, what);
+  } catch (const runtime::input_file_error& e) {
+    throw key_file_error(path.string(), "", std::nullopt, e.why());
+  }
+}
+
+/// A key file streamed in chunks (a params file may be many GiB); only a regular file is opened,
+/// and its size, known before the first read, bounds every count read from it.
 class file_reader final : public byte_reader {
  public:
-  explicit file_reader(const std::filesystem::path& path) : byte_reader(path.string()), in_(path, std::ios::binary) {
+  file_reader(const std::filesystem::path& path, std::string_view what)
+      : byte_reader(path.string()), size_(key_file_size(path, runtime::input_limits::binary_file_bytes, what)) {
+    in_.open(path, std::ios::binary);
     if (!in_) throw key_file_error(path.string(), "", std::nullopt, "cannot open for reading");
   }
+  std::uint64_t remaining() const noexcept override { return consumed_ < size_ ? size_ - consumed_ : 0; }
 
  private:
   std::size_t read_some(std::span<std::uint8_t> out) override {
     in_.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size()));
     if (in_.bad()) throw key_file_error(name(), "", std::nullopt, "read error");
-    return static_cast<std::size_t>(in_.gcount());
+    const auto got = static_cast<std::size_t>(in_.gcount());
+    consumed_ += got;
+    return got;
   }
+  std::uint64_t size_;
+  std::uint64_t consumed_ = 0;
   std::ifstream in_;
 };
 
@@ -165,12 +188,15 @@ void write_points(byte_writer& out, std::span<const Point> points, const std::ve
   });
 }
 
+/// One of the verifying key's six points: never the identity (bellman refuses it in all six).
 template <class Point>
 Point read_point(byte_reader& in, const std::string& section) {
   std::array<std::uint8_t, point_codec<Point>::size> bytes;
   in.read(bytes, section, std::nullopt);
   const auto decoded = point_codec<Point>::decode(bytes);
   if (!decoded.ok()) throw key_file_error(in.name(), section, std::nullopt, decoded.error.message());
+  if (decoded.point.is_identity())
+    throw key_file_error(in.name(), section, std::nullopt, "the point at infinity, which a verifying key may not hold");
   return decoded.point;
 }
 
@@ -180,6 +206,11 @@ template <class Point>
 std::vector<Point> read_points(byte_reader& in, const std::string& section, std::size_t count, bool allow_identity,
                                field::subgroup_check check = field::subgroup_check::check) {
   constexpr std::size_t size = point_codec<Point>::size;
+  if (count > in.remaining() / size)
+    throw key_file_error(in.name(), section, std::nullopt,
+                         "truncated: declares " + std::to_string(count) + " points of " + std::to_string(size) +
+                             " bytes, more than the " + std::to_string(in.remaining()) +
+                             " bytes that remain in the file hold");
   std::vector<Point> out(count);
   std::vector<std::uint8_t> buffer;
   for (std::size_t begin = 0; begin < count; begin += points_per_chunk) {
@@ -239,6 +270,7 @@ verifying_key read_vk_from(byte_reader& in, std::optional<std::size_t> expected_
   if (ic == 0) throw key_file_error(in.name(), "ic", std::nullopt, "is empty (the constant one's point is missing)");
   if (expected_ic) check_count(in, "ic", ic, *expected_ic);
   vk.ic = read_points<g1_affine>(in, "ic", ic, true);
+  check_verifying_key(vk, in.name());
   return vk;
 }
 
@@ -265,6 +297,34 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 }
 
 }  // namespace
+
+namespace {
+
+/// check_verifying_key with the point named by `name_of` (the file format's own names).
+template <class Names>
+void check_verifying_key_named(const verifying_key& vk, const std::string& file, Names name_of) {
+  const auto bad = find_degenerate_point(vk);
+  if (!bad) return;
+  if (vk.ic.empty())
+    throw key_file_error(file, name_of("ic"), std::nullopt, "is empty (the constant one's point is missing)");
+  throw key_file_error(file, name_of(bad->name), bad->index,
+                       "the point at infinity: a verifying key with it accepts forged proofs");
+}
+
+/// verification_key.json's name of a point of find_degenerate_point.
+std::string snarkjs_name(std::string_view name) {
+  if (name == "alpha_g1") return "vk_alpha_1";
+  if (name == "beta_g2") return "vk_beta_2";
+  if (name == "gamma_g2") return "vk_gamma_2";
+  if (name == "delta_g2") return "vk_delta_2";
+  return "IC";
+}
+
+}  // namespace
+
+void check_verifying_key(const verifying_key& vk, const std::string& file) {
+  check_verifying_key_named(vk, file, [](const char* name) { return std::string(name); });
+}
 
 key_file_error::key_file_error(std::string file, std::string section, std::optional<std::size_t> index,
                                const std::string& why)
@@ -294,7 +354,7 @@ void write_verifying_key(const verifying_key& vk, const std::filesystem::path& p
 }
 
 verifying_key read_verifying_key(const std::filesystem::path& path, std::optional<std::size_t> expected_ic) {
-  file_reader in(path);
+  file_reader in(path, "verifying key");
   verifying_key vk = read_vk_from(in, expected_ic);
   in.expect_end();
   return vk;
@@ -344,7 +404,7 @@ proving_key read_params_with(const std::filesystem::path& path, const key_shape&
                                     << " without the subgroup checks of its proving queries (h, l, a, b_g1, b_g2): "
                                        "only for a file this process wrote or checked before";
   }
-  file_reader in(path);
+  file_reader in(path, "params file");
   proving_key pk;
   pk.vk = read_vk_from(in, shape.num_inputs);
   pk.h = read_query<g1_affine>(in, "h", shape.h_count(), false, check, bulk);
@@ -391,9 +451,12 @@ void write_verifying_key_json(const verifying_key& vk, const std::filesystem::pa
 
 verifying_key read_verifying_key_json(const std::filesystem::path& path) {
   const std::string name = path.string();
-  std::ifstream in(path);
-  if (!in) throw key_file_error(name, "", std::nullopt, "cannot open for reading");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  try {
+    text = runtime::read_input_text(path, runtime::input_limits::small_json_bytes, "verifying key (JSON)");
+  } catch (const runtime::input_file_error& e) {
+    throw key_file_error(name, "", std::nullopt, e.why());
+  }
   boost::system::error_code ec;
   const boost::json::value root = boost::json::parse(text, ec);
   if (ec || !root.is_object()) throw key_file_error(name, "", std::nullopt, "not a JSON object");
@@ -432,6 +495,7 @@ verifying_key read_verifying_key_json(const std::filesystem::path& path) {
   const auto& n_public = field_of("nPublic");
   if (!n_public.is_number() || n_public.to_number<std::size_t>() + 1 != vk.ic.size())
     throw key_file_error(name, "nPublic", std::nullopt, "does not match the IC count");
+  check_verifying_key_named(vk, name, snarkjs_name);
   return vk;
 }
 

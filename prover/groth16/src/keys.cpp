@@ -99,6 +99,17 @@ std::size_t key_shape::b_count() const noexcept {
   return static_cast<std::size_t>(std::count(b_density.begin(), b_density.end(), true));
 }
 
+std::optional<degenerate_point> find_degenerate_point(const verifying_key& vk) noexcept {
+  if (vk.alpha_g1.is_identity()) return degenerate_point{"alpha_g1", std::nullopt};
+  if (vk.beta_g2.is_identity()) return degenerate_point{"beta_g2", std::nullopt};
+  if (vk.gamma_g2.is_identity()) return degenerate_point{"gamma_g2", std::nullopt};
+  if (vk.delta_g2.is_identity()) return degenerate_point{"delta_g2", std::nullopt};
+  if (vk.ic.empty()) return degenerate_point{"ic", std::nullopt};
+  for (std::size_t i = 0; i < vk.ic.size(); ++i)
+    if (vk.ic[i].is_identity()) return degenerate_point{"ic", i};
+  return std::nullopt;
+}
+
 std::size_t proving_key::bytes() const noexcept {
   return sizeof(field::g1_affine) * (a.capacity() + b_g1.capacity() + l.capacity() + h.capacity() + vk.ic.capacity()) +
          sizeof(field::g2_affine) * b_g2.capacity();

@@ -27,6 +27,10 @@ std::string count_reason(const verifying_key& vk, std::size_t given) {
 
 prepared_verifying_key prepared_verifying_key::from(const verifying_key& vk) {
   if (vk.ic.empty()) throw std::invalid_argument("verifying key: ic is empty");
+  if (const auto bad = find_degenerate_point(vk))
+    throw std::invalid_argument(std::string("verifying key: ") + bad->name +
+                                (bad->index ? " point " + std::to_string(*bad->index) : std::string()) +
+                                " is the point at infinity (such a key accepts forged proofs)");
   prepared_verifying_key out;
   out.vk = vk;
   out.alpha_beta = field::pairing(vk.alpha_g1, vk.beta_g2);

@@ -9,6 +9,7 @@
 #include <coprove/groth16/prover.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -113,6 +114,35 @@ std::vector<Point> read_points(const binfile& file, std::uint32_t type, const st
   return out;
 }
 
+/// The points sections' sizes against the header's counts, all before any of them is decoded or
+/// anything is allocated from a count: a count the file's bytes do not hold is refused here,
+/// naming the section, the count and the bytes it needs.
+void check_point_sections(const binfile& file, std::size_t variables, std::size_t publics, std::size_t domain_size) {
+  struct expected {
+    std::uint32_t type;
+    const char* section;
+    const char* count_name;
+    std::size_t count, point_bytes;
+  };
+  const expected sections[] = {
+      {3, "3 (IC)", "nPublic + 1", publics + 1, detail::zkey_g1_bytes},
+      {5, "5 (A)", "nVars", variables, detail::zkey_g1_bytes},
+      {6, "6 (B1)", "nVars", variables, detail::zkey_g1_bytes},
+      {7, "7 (B2)", "nVars", variables, detail::zkey_g2_bytes},
+      {8, "8 (C)", "nVars - nPublic - 1", variables - publics - 1, detail::zkey_g1_bytes},
+      {9, "9 (H)", "domainSize", domain_size, detail::zkey_g1_bytes},
+  };
+  for (const expected& e : sections) {
+    const std::size_t held = file.section(e.type, e.section).size();
+    const std::size_t needed = e.count * e.point_bytes;
+    if (held != needed)
+      file.fail(e.section, "holds " + std::to_string(held) + " bytes, its " + std::to_string(e.count) + " points need " +
+                               std::to_string(needed) + (held < needed ? " (truncated)" : "") + " (" + e.count_name +
+                               " = " + std::to_string(e.count) + " in the header, " + std::to_string(e.point_bytes) +
+                               " bytes a point)");
+  }
+}
+
 /// Section 4 as A and B in CSR; values are v R^2 mod r on file (zkey_new.js writeCoef).
 std::shared_ptr<r1cs::pce_matrices> read_coefficients(const binfile& file, std::size_t variables, std::size_t inputs,
                                                        std::size_t domain_size) {
@@ -210,6 +240,10 @@ zkey decode_zkey(std::vector<std::uint8_t> bytes, const std::string& name, const
   if (publics + 1 > domain_size)
     header.fail("domainSize " + std::to_string(domain_size) + " cannot hold nPublic + 1 = " + std::to_string(publics + 1) +
                 " rows");
+  if (domain_size > detail::max_zkey_domain_size)
+    header.fail("domainSize " + std::to_string(domain_size) + " is above the largest domain coprove reads, 2^" +
+                std::to_string(std::countr_zero(detail::max_zkey_domain_size)) + " rows");
+  check_point_sections(file, variables, publics, domain_size);
 
   zkey out;
   out.name = name;
@@ -225,6 +259,9 @@ zkey decode_zkey(std::vector<std::uint8_t> bytes, const std::string& name, const
   header.expect_end();
 
   vk.ic = read_points<field::g1_affine>(file, 3, "3 (IC)", publics + 1);
+  if (const auto bad = find_degenerate_point(vk))  // the header's points are refused as they are read
+    file.fail("3 (IC)", "point " + std::to_string(bad->index.value_or(0)) +
+                            " is the point at infinity: a verifying key with it accepts forged proofs");
   const auto matrices = read_coefficients(file, variables, publics + 1, domain_size);
   matrices->circuit_id = "zkey:" + std::filesystem::path(name).filename().string();
   matrices->validate();
@@ -240,7 +277,7 @@ zkey decode_zkey(std::vector<std::uint8_t> bytes, const std::string& name, const
 }
 
 zkey read_zkey(const std::filesystem::path& path, const bulk_subgroup_test* bulk) {
-  return decode_zkey(r1cs::read_file_bytes(path), path.string(), bulk);
+  return decode_zkey(r1cs::read_file_bytes(path, "zkey"), path.string(), bulk);
 }
 
 std::vector<fr> zkey_quotient(const zkey& key, std::span<const fr> witness) {
@@ -261,7 +298,7 @@ circom_proof prove_zkey(const zkey& key, const prepared_verifying_key& pvk, std:
   out.proof = prove(key.pk, witness, h, secrets);
   out.public_signals.assign(witness.begin() + 1, witness.begin() + 1 + static_cast<std::ptrdiff_t>(key.num_public));
   const verification v = verify(pvk, out.proof, out.public_signals);
-  if (!v) throw unsatisfied_witness("the witness does not satisfy the circuit of " + key.name + " (its proof did not verify: " + v.reason + ")");
+  if (!v) throw unsatisfied_witness(explain_failed_zkey_proof(key, witness));
   return out;
 }
 

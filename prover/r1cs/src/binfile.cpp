@@ -1,8 +1,9 @@
 // The iden3 binary container (see binfile.hpp).
 #include <coprove/r1cs/binfile.hpp>
 
+#include <coprove/runtime/input_file.hpp>
+
 #include <array>
-#include <fstream>
 #include <iterator>
 
 namespace coprove::r1cs {
@@ -106,16 +107,16 @@ binfile::binfile(std::vector<std::uint8_t> bytes, std::string name, std::string_
   if (at != size) fail("", std::to_string(size - at) + " bytes after the last of " + std::to_string(count) + " sections");
 }
 
-std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw circom_file_error(path.string(), "", "cannot be opened");
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw circom_file_error(path.string(), "", "read failed");
-  return bytes;
+std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path, std::string_view what) {
+  try {
+    return runtime::read_input_file(path, runtime::input_limits::binary_file_bytes, what);
+  } catch (const runtime::input_file_error& e) {
+    throw circom_file_error(path.string(), "", e.why());
+  }
 }
 
 binfile binfile::read(const std::filesystem::path& path, std::string_view magic, std::uint32_t max_version) {
-  return binfile(read_file_bytes(path), path.string(), magic, max_version);
+  return binfile(read_file_bytes(path, std::string(magic) + " file"), path.string(), magic, max_version);
 }
 
 std::span<const std::uint8_t> binfile::section(std::uint32_t type, const std::string& section_name) const {

@@ -12,6 +12,16 @@
 
 namespace coprove::r1cs {
 
+namespace {
+
+/// A factor: u32 wire and a 32-byte value.
+constexpr std::size_t term_bytes = 4 + 32;
+/// A constraint with empty A, B and C: three u32 factor counts.
+constexpr std::size_t min_constraint_bytes = 3 * 4;
+constexpr std::uint32_t wire_map_section = 3;
+
+}  // namespace
+
 circom_r1cs circom_r1cs::decode(std::vector<std::uint8_t> bytes, const std::string& name) {
   const binfile file(std::move(bytes), name, "r1cs", 1);
   circom_r1cs out;
@@ -33,13 +43,30 @@ circom_r1cs circom_r1cs::decode(std::vector<std::uint8_t> bytes, const std::stri
     header.fail(std::to_string(out.num_wires_) + " wires cannot hold the constant one and " +
                 std::to_string(out.num_public_) + " public signals");
 
+  // The wire map (a u64 label a wire), which circom writes and snarkjs does not need, pins nWires
+  // to bytes the file holds when it is there.
+  if (file.has_section(wire_map_section)) {
+    const std::size_t map_bytes = file.section(wire_map_section, "3 (wire map)").size();
+    if (map_bytes != std::size_t{out.num_wires_} * 8)
+      header.fail("nWires " + std::to_string(out.num_wires_) + " does not match section 3 (wire map) of " +
+                  std::to_string(map_bytes) + " bytes (8 bytes a wire)");
+  }
   section_reader body(file, file.section(2, "2 (constraints)"), "2 (constraints)");
+  // Each constraint takes at least its three factor counts: the header's count is held to the
+  // section's bytes before anything is sized from it.
+  if (constraints > body.remaining() / min_constraint_bytes)
+    header.fail("mConstraints " + std::to_string(constraints) + " does not fit section 2's " +
+                std::to_string(body.remaining()) + " bytes (" + std::to_string(min_constraint_bytes) +
+                " bytes a constraint at least)");
   out.offsets_.reserve(std::size_t{constraints} * 3);
   for (std::size_t c = 0; c < constraints; ++c) {
     for (int part = 0; part < 3; ++part) {
       out.offsets_.push_back(out.terms_.size());
       const std::uint32_t factors = body.u32("a factor count");
-      if (factors > body.remaining() / 36) body.fail("constraint " + std::to_string(c) + " is truncated");
+      if (factors > body.remaining() / term_bytes)
+        body.fail("constraint " + std::to_string(c) + " declares " + std::to_string(factors) + " factors, " +
+                  std::to_string(term_bytes) + " bytes each, and " + std::to_string(body.remaining()) +
+                  " bytes remain (truncated)");
       for (std::uint32_t f = 0; f < factors; ++f) {
         const std::uint32_t wire = body.u32("a wire");
         if (wire >= out.num_wires_)
@@ -56,7 +83,9 @@ circom_r1cs circom_r1cs::decode(std::vector<std::uint8_t> bytes, const std::stri
   return out;
 }
 
-circom_r1cs circom_r1cs::read(const std::filesystem::path& path) { return decode(read_file_bytes(path), path.string()); }
+circom_r1cs circom_r1cs::read(const std::filesystem::path& path) {
+  return decode(read_file_bytes(path, "constraint file (.r1cs)"), path.string());
+}
 
 field::fr circom_r1cs::evaluate(std::size_t lc, std::span<const field::fr> witness) const {
   const std::size_t end = lc + 1 < offsets_.size() ? offsets_[lc + 1] : end_;

@@ -60,7 +60,7 @@ std::vector<field::fr> decode_wtns(std::vector<std::uint8_t> bytes, const std::s
 }
 
 std::vector<field::fr> read_wtns(const std::filesystem::path& path, std::optional<std::size_t> expected_count) {
-  return decode_wtns(read_file_bytes(path), path.string(), expected_count);
+  return decode_wtns(read_file_bytes(path, "witness (.wtns)"), path.string(), expected_count);
 }
 
 std::size_t wtns_file_bytes(std::size_t count) noexcept { return 12 + 12 + 4 + n8 + 4 + 12 + count * n8; }

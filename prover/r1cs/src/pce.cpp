@@ -3,6 +3,7 @@
 #include <coprove/r1cs/pce.hpp>
 
 #include <coprove/field/parallel.hpp>
+#include <coprove/runtime/input_file.hpp>
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/metrics.hpp>
 
@@ -673,12 +674,16 @@ class checked_writer {
 
 class checked_reader {
  public:
-  explicit checked_reader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
+  // Only a regular file is opened (a device, a directory or a pipe is refused without blocking),
+  // and its size, known first, bounds every count read from it.
+  explicit checked_reader(const std::string& path) : path_(path) {
+    try {
+      remaining_ = runtime::regular_file_size(path, runtime::input_limits::binary_file_bytes, "PCE file");
+    } catch (const runtime::input_file_error& e) {
+      throw pce_error(std::string("PCE file ") + e.what());
+    }
+    in_.open(path, std::ios::binary);
     if (!in_) throw pce_error("cannot open PCE file " + path);
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(path, ec);
-    if (ec) throw pce_error("cannot size PCE file " + path + ": " + ec.message());
-    remaining_ = size;
   }
   void bytes(void* data, std::size_t size) {
     if (size > remaining_) {
@@ -700,15 +705,17 @@ class checked_reader {
   std::size_t count(std::size_t element_size, const char* what) {
     const auto v = value<std::uint64_t>();
     if (element_size != 0 && v > remaining_ / element_size) {
-      throw pce_error("PCE file " + path_ + " is corrupt: " + what + " count " + std::to_string(v) +
-                      " exceeds the file size");
+      throw pce_error("PCE file " + path_ + " is corrupt: its " + what + " count " + std::to_string(v) +
+                      " needs " + std::to_string(element_size) + " bytes each, more than the " +
+                      std::to_string(remaining_) + " bytes that remain");
     }
     return static_cast<std::size_t>(v);
   }
   template <class T>
   void vector(std::vector<T>& v, std::size_t size) {
     if (size > remaining_ / sizeof(T)) {
-      throw pce_error("PCE file " + path_ + " is truncated");
+      throw pce_error("PCE file " + path_ + " is truncated: " + std::to_string(size) + " values of " +
+                      std::to_string(sizeof(T)) + " bytes, " + std::to_string(remaining_) + " bytes remain");
     }
     v.resize(size);
     bytes(v.data(), size * sizeof(T));

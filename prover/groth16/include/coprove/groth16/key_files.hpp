@@ -4,11 +4,13 @@
 // then a u32 count and ic), as bellman, bellperson and supraseal read them; and snarkjs's
 // verification_key.json (decimal strings, Fq2 as [c0, c1]), which `snarkjs groth16 verify` reads.
 //
-// Reading checks every point (canonical coordinates, on the curve, in the subgroup; all cores for
-// the large sections), refuses the identity where bellman does (h, a, b_g1, b_g2; l and ic may
-// hold it), checks the counts against the circuit's key_shape, and refuses truncated files and
-// trailing bytes. Every refusal is a key_file_error whose message names the file, the section and
-// the point index.
+// Reading takes only regular files (runtime/input_file.hpp), checks every count against the bytes
+// that remain in the file before anything is allocated from it, checks every point (canonical
+// coordinates, on the curve, in the subgroup; all cores for the large sections), refuses the
+// identity where bellman does (the verifying key's six points, h, a, b_g1, b_g2; l may hold it)
+// and in ic (check_verifying_key), checks the counts against the circuit's key_shape, and refuses
+// truncated files and trailing bytes. Every refusal is a key_file_error whose message names the
+// file, the section and the point index.
 #pragma once
 
 #include <coprove/field/encoding.hpp>
@@ -43,6 +45,12 @@ class key_file_error : public std::runtime_error {
   std::string file_, section_;
   std::optional<std::size_t> index_;
 };
+
+/// Refuses a verifying key that would accept forged proofs: key_file_error naming `file`, the
+/// point (find_degenerate_point) and why. Every reader of a verifying key (bellman's vk and
+/// params, a zkey, verification_key.json) calls it, and so may a caller holding a key from
+/// elsewhere before it verifies anything with it.
+void check_verifying_key(const verifying_key& vk, const std::string& file);
 
 /// The bytes of bellman's VerifyingKey (864 + 4 + 96 ic bytes).
 std::vector<std::uint8_t> encode_verifying_key(const verifying_key& vk);

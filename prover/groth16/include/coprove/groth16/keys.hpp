@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace coprove::groth16 {
@@ -67,6 +68,19 @@ struct verifying_key {
 
   friend bool operator==(const verifying_key&, const verifying_key&) = default;
 };
+
+/// A point of a verifying key at the identity where verification needs a point of its own: with
+/// gamma and delta at infinity, say, A = alpha, B = beta and any C verify for every input.
+struct degenerate_point {
+  const char* name;                   ///< "alpha_g1", "beta_g2", "gamma_g2", "delta_g2" or "ic"
+  std::optional<std::size_t> index;   ///< the ic point's index
+};
+
+/// The first point of `vk` that verification uses (alpha_g1, beta_g2, gamma_g2, delta_g2, every ic
+/// point) and that is the identity, if any; an empty ic is reported as ic with no index. beta_g1
+/// and delta_g1 are not looked at: only a prover uses them, and snarkjs's verification_key.json
+/// does not carry them.
+std::optional<degenerate_point> find_degenerate_point(const verifying_key& vk) noexcept;
 
 /// bellman's Parameters: the verifying key and the proving queries. A snarkjs zkey gives the same
 /// queries (A, B1, B2, C as a, b_g1, b_g2, l) with H for the other quotient form: n points that

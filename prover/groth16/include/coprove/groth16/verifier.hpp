@@ -27,6 +27,8 @@ struct prepared_verifying_key {
   field::fq12 alpha_beta;  ///< e(alpha, beta)
   field::g2_prepared beta, minus_gamma, minus_delta;
 
+  /// std::invalid_argument for a key that would accept forged proofs (an empty ic, or a point
+  /// find_degenerate_point names): no such key is ever used to verify.
   static prepared_verifying_key from(const verifying_key& vk);
 };
 

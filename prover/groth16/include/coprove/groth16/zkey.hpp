@@ -22,6 +22,7 @@
 #include <coprove/groth16/secret_source.hpp>
 #include <coprove/groth16/verifier.hpp>
 #include <coprove/r1cs/binfile.hpp>
+#include <coprove/r1cs/circom_r1cs.hpp>
 #include <coprove/r1cs/constraint_matrices.hpp>
 
 #include <cstddef>
@@ -57,7 +58,10 @@ struct zkey {
 /// Parses and checks a zkey; r1cs::circom_file_error names the file, the section and the
 /// problem: truncated, a section of the wrong size or missing, another protocol (named), another
 /// curve (named by its prime), header counts that disagree, a coefficient outside the matrices,
-/// a point not canonical, off the curve or outside the subgroup (with its index). With `bulk`, the
+/// a point not canonical, off the curve or outside the subgroup (with its index), an IC point at
+/// infinity (find_degenerate_point). The header's nVars, nPublic and domainSize are held to the
+/// sizes of sections 3 and 5 to 9, and the coefficient count to section 4's, before anything is
+/// decoded or allocated from them; domainSize may not exceed 2^28 rows. With `bulk`, the
 /// proving sections' subgroup tests (5 to 9) are made by it, a section at a time (key_files.hpp).
 zkey decode_zkey(std::vector<std::uint8_t> bytes, const std::string& name, const bulk_subgroup_test* bulk = nullptr);
 zkey read_zkey(const std::filesystem::path& path, const bulk_subgroup_test* bulk = nullptr);
@@ -79,18 +83,29 @@ struct circom_proof {
   std::vector<field::fr> public_signals;  ///< witness[1..nPublic]: public.json
 };
 
-/// The witness does not satisfy the circuit (the proof made from it did not verify).
+/// The proof made from a witness did not verify: the witness does not satisfy the circuit, or the
+/// key is corrupt (what() says which when it can be told: explain_failed_zkey_proof).
 class unsatisfied_witness : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+/// Why a proof that `key` made from `witness` did not verify, as far as it can be told. A zkey
+/// holds A and B but not C (c = a * b on the domain), so the key alone cannot tell a witness that
+/// breaks a constraint from a key whose points are not those of its constraints; with the circuit's
+/// .r1cs (`constraints`) it can: "the witness does not satisfy the circuit (constraint N of R1CS)",
+/// "KEY is not a key of R1CS (row N of A differs)", or "the zkey's points do not match its
+/// constraints (the key is corrupt): the witness satisfies every constraint ...". Without it, a key
+/// whose B1 and B2 disagree is named corrupt, and otherwise both causes are named.
+std::string explain_failed_zkey_proof(const zkey& key, std::span<const field::fr> witness,
+                                      const r1cs::circom_r1cs* constraints = nullptr);
 
 /// h for the witness: a = A w, b = B w on the key's domain, then the odd-coset quotient.
 std::vector<field::fr> zkey_quotient(const zkey& key, std::span<const field::fr> witness);
 
 /// Proves `witness` (nVars values, the constant one first) on the CPU, r and s from `secrets`,
 /// then verifies the proof with the key's verifying key: throws unsatisfied_witness when it does
-/// not verify, std::invalid_argument for a witness of another length.
+/// not verify (its message from explain_failed_zkey_proof), std::invalid_argument for a witness of another length.
 circom_proof prove_zkey(const zkey& key, const prepared_verifying_key& pvk, std::span<const field::fr> witness,
                         secret_source& secrets);
 

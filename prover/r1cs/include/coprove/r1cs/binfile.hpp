@@ -40,8 +40,11 @@ std::string describe_prime(std::span<const std::uint8_t> prime_le);
 /// True when the 32 little-endian bytes are BLS12-381's r.
 bool is_bls12_381_r(std::span<const std::uint8_t> prime_le) noexcept;
 
-/// The bytes of the file at `path`; circom_file_error when it cannot be read.
-std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path);
+/// The bytes of the file at `path` (runtime::read_input_file, within
+/// input_limits::binary_file_bytes); circom_file_error naming the file when it cannot be read, is
+/// not a regular file (a device, a directory, a pipe) or is larger than the limit. `what` names
+/// the kind of file in the message ("zkey", "wtns file").
+std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path, std::string_view what = "circom file");
 
 /// One parsed container; the sections are views into its bytes.
 class binfile {

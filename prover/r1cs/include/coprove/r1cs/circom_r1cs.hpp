@@ -3,7 +3,10 @@
 // (groth16/zkey_setup.hpp). Section 1 (header): u32 fs,
 // the prime (fs bytes LE), u32 nWires, nPubOut, nPubIn, nPrvIn, u64 nLabels, u32 mConstraints.
 // Section 2: per constraint A, B, C, each u32 nFactors then (u32 wire, fs-byte LE value) pairs.
-// Other sections (the label map, custom gates) are not needed and not read.
+// Section 3 (the wire-to-label map, u64 a wire), when present, must hold nWires entries; other
+// sections (custom gates) are not needed and not read. mConstraints is held to section 2's bytes
+// (12 a constraint at least) and each factor count to the bytes that remain, before anything is
+// sized from them.
 #pragma once
 
 #include <coprove/field/fr.hpp>
