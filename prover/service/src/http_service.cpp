@@ -325,15 +325,25 @@ struct http_service::state : std::enable_shared_from_this<state> {
   bool make_room(const std::string& peer, unsigned& status, std::string& why);
   template <class Stream>
   asio::awaitable<void> serve_connection(Stream stream, std::uint64_t number, std::string peer);
-  std::optional<response> refusal_for(const boost::system::error_code& read_ec, detail::request_refusal why);
+  std::optional<response> refusal_for(const boost::system::error_code& read_ec,
+                                      const detail::bounded_request_parser& parser);
+  template <class Stream>
+  asio::awaitable<void> refuse_and_close(Stream& stream, response refusal);
+  std::optional<response> refuse_header(const request& head, std::optional<std::uint64_t> content_length);
+  response refusal(const request_error& e, std::string_view endpoint_label, const request& req, bool keep_alive);
   asio::awaitable<response> handle(const request& req, const peer_watch& watch);
   void check_exposure(const request& req) const;
+  route admit(const request& req, std::string_view& endpoint_label) const;
+  const engine::zkey_circuit* check_before_body(const request& head, const route& r,
+                                                std::optional<std::uint64_t> content_length) const;
+  request_limits job_limits() const;
+  std::string queue_full_message(std::size_t partitions) const;
   asio::awaitable<response> job_result(const route& r, unsigned version, bool keep_alive, const peer_watch& watch);
-  response submit_job(const request& req);
+  response submit_job(const request& req, const route& r);
   response accept_job(const request& req, const prove_request& request, const std::string& what,
                       const job_request* parsed = nullptr);
   response list_circuits(unsigned version, bool keep_alive);
-  response prove_circuit(const request& req, const std::string& name);
+  response prove_circuit(const request& req, const route& r);
   /// What a body may hold: the JSON limit, or a witness file of the largest circuit.
   std::size_t read_limit() const noexcept {
     return std::max(cfg.limits.max_body_bytes, cfg.limits.max_witness_body_bytes);
@@ -558,9 +568,17 @@ asio::awaitable<void> http_service::state::serve_connection(Stream stream, std::
     if (deadline->fired) timed_out = "the request header was not received within the header timeout";
     deadline->disarm();
     if (!read_ec && !parser.is_done()) {
-      // A client that sent `Expect: 100-continue` waits for this before it sends the body.
+      // A client that sent `Expect: 100-continue` waits for this before it sends the body; a
+      // request its header alone refuses gets the refusal instead, and the body is not read.
       const auto expect = parser.get()[http::field::expect];
       if (parser.get().version() >= 11 && beast::iequals(expect, "100-continue")) {
+        const auto declared = parser.content_length();
+        const std::optional<std::uint64_t> length = declared ? std::optional<std::uint64_t>(*declared) : std::nullopt;
+        if (auto refused = refuse_header(parser.get(), length)) {
+          set_reading(false);
+          co_await refuse_and_close(stream, std::move(*refused));
+          break;
+        }
         http::response<http::empty_body> go_on{http::status::continue_, 11};
         stream.expires_after(std::chrono::seconds(5));
         auto [continue_ec, continue_bytes] =
@@ -586,24 +604,11 @@ asio::awaitable<void> http_service::state::serve_connection(Stream stream, std::
                                  11, false);
         count_request("unknown", 408);
       } else {
-        refusal = refusal_for(read_ec, parser.refusal());
+        refusal = refusal_for(read_ec, parser);
       }
       if (refusal) {
         set_reading(false);
-        stream.expires_after(std::chrono::seconds(5));
-        (void)co_await http::async_write(stream, *refusal, asio::as_tuple(asio::use_awaitable));
-        // Read what the client is still sending before closing, so that the close does not reset the
-        // connection and lose the response on the client's side.
-        boost::system::error_code ignored;
-        socket.shutdown(asio::socket_base::shutdown_send, ignored);
-        std::array<char, 16384> sink;
-        std::size_t drained = 0;
-        stream.expires_after(std::chrono::seconds(2));
-        while (drained < (std::size_t{8} << 20)) {
-          auto [drain_ec, n] = co_await stream.async_read_some(asio::buffer(sink), asio::as_tuple(asio::use_awaitable));
-          if (drain_ec) break;
-          drained += n;
-        }
+        co_await refuse_and_close(stream, std::move(*refusal));
       }
       break;
     }
@@ -633,23 +638,51 @@ asio::awaitable<void> http_service::state::serve_connection(Stream stream, std::
   socket.close(ignored);
 }
 
+// Answers a request that is not read any further, then closes its connection: what the client is
+// still sending is read first (bounded), so that the close does not reset the connection and lose
+// the response on the client's side.
+template <class Stream>
+asio::awaitable<void> http_service::state::refuse_and_close(Stream& stream, response refusal) {
+  refusal.keep_alive(false);
+  stream.expires_after(std::chrono::seconds(5));
+  (void)co_await http::async_write(stream, refusal, asio::as_tuple(asio::use_awaitable));
+  boost::system::error_code ignored;
+  stream.socket().shutdown(asio::socket_base::shutdown_send, ignored);
+  std::array<char, 16384> sink;
+  std::size_t drained = 0;
+  stream.expires_after(std::chrono::seconds(2));
+  while (drained < (std::size_t{8} << 20)) {
+    auto [drain_ec, n] = co_await stream.async_read_some(asio::buffer(sink), asio::as_tuple(asio::use_awaitable));
+    if (drain_ec) break;
+    drained += n;
+  }
+}
+
 std::optional<response> http_service::state::refusal_for(const boost::system::error_code& read_ec,
-                                                        detail::request_refusal why) {
+                                                        const detail::bounded_request_parser& parser) {
   using detail::request_refusal;
-  const std::string body_limit = std::to_string(read_limit());
+  const request_refusal why = parser.refusal();
+  const std::string body_limit = std::to_string(read_limit()) + " bytes (server.max_body_bytes" +
+                                 (cfg.limits.max_witness_body_bytes > cfg.limits.max_body_bytes
+                                      ? "; a witness body: the largest circuit's .wtns file)"
+                                      : ")");
   const std::string header_limit = std::to_string(max_header_bytes);
   std::optional<response> refusal;
-  if (why == request_refusal::unsupported_transfer_coding) {
+  if (why == request_refusal::duplicate_header || read_ec == http::error::multiple_content_length) {
+    const std::string name =
+        why == request_refusal::duplicate_header ? std::string(parser.duplicate()) : std::string("Content-Length");
+    refusal = error_response(400, "duplicate_header",
+                             "header '" + name + "' is given more than once; a request carries it once", 11, false);
+  } else if (why == request_refusal::unsupported_transfer_coding) {
     refusal = error_response(501, "unsupported_transfer_coding",
                              "Transfer-Encoding other than chunked is not supported", 11, false);
   } else if (why == request_refusal::trailer_too_large) {
     refusal = error_response(431, "header_too_large", "request trailer exceeds " + header_limit + " bytes", 11, false);
   } else if (why == request_refusal::chunk_extensions_too_large) {
     refusal = error_response(413, "body_too_large",
-                             "chunk extensions and data exceed the body limit of " + body_limit + " bytes", 11, false);
+                             "chunk extensions and data exceed the body limit of " + body_limit, 11, false);
   } else if (read_ec == http::error::body_limit) {
-    refusal = error_response(413, "body_too_large", "request body exceeds the limit of " + body_limit + " bytes", 11,
-                             false);
+    refusal = error_response(413, "body_too_large", "request body exceeds the limit of " + body_limit, 11, false);
   } else if (read_ec == http::error::buffer_overflow) {
     refusal = error_response(413, "body_too_large",
                              "a chunk line or the trailer is larger than a request may make the server hold", 11, false);
@@ -668,10 +701,7 @@ asio::awaitable<response> http_service::state::handle(const request& req, const 
   const bool keep_alive = req.keep_alive();
   std::string_view endpoint_label = "unknown";
   try {
-    check_exposure(req);
-    const route r = parse_route(std::string_view(req.method_string().data(), req.method_string().size()),
-                                std::string_view(req.target().data(), req.target().size()), cfg.limits);
-    endpoint_label = endpoint_name(r.target);
+    const route r = admit(req, endpoint_label);
     response res;
     switch (r.target) {
       case endpoint::health: {
@@ -700,7 +730,7 @@ asio::awaitable<response> http_service::state::handle(const request& req, const 
         res = json_response(200, body, version, keep_alive);
         break;
       }
-      case endpoint::submit_job: res = submit_job(req); break;
+      case endpoint::submit_job: res = submit_job(req, r); break;
       case endpoint::job_status: {
         const auto status = eng.status(r.job_id);
         if (!status) no_such_job(r.job_id);
@@ -722,7 +752,7 @@ asio::awaitable<response> http_service::state::handle(const request& req, const 
       }
       case endpoint::job_result: res = co_await job_result(r, version, keep_alive, watch); break;
       case endpoint::list_circuits: res = list_circuits(version, keep_alive); break;
-      case endpoint::prove_circuit: res = prove_circuit(req, r.circuit); break;
+      case endpoint::prove_circuit: res = prove_circuit(req, r); break;
       case endpoint::verifying_key: {
         const groth16::verifying_key* vk = eng.verifying_key(r.circuit, r.log_constraints);
         if (!vk) {
@@ -750,19 +780,108 @@ asio::awaitable<response> http_service::state::handle(const request& req, const 
     count_request(endpoint_label, res.result_int());
     co_return res;
   } catch (const request_error& e) {
-    count_request(endpoint_label, e.status());
-    COPROVE_LOG(debug, channel) << req.method_string() << " " << req.target() << " -> " << e.status() << " "
-                                << e.code() << ": " << e.what();
-    response res = error_response(e.status(), e.code(), e.what(), version, keep_alive);
-    if (!e.allow().empty()) res.set(http::field::allow, e.allow());
-    if (e.retry_after() != 0) res.set(http::field::retry_after, std::to_string(e.retry_after()));
-    if (e.status() == 401) res.set(http::field::www_authenticate, "Bearer");
-    co_return res;
+    co_return refusal(e, endpoint_label, req, keep_alive);
   } catch (const std::exception& e) {
     count_request(endpoint_label, 500);
     COPROVE_LOG(error, channel) << req.method_string() << " " << req.target() << " failed: " << e.what();
     co_return error_response(500, "internal_error", e.what(), version, keep_alive);
   }
+}
+
+// Who sends a request and where to: the exposure checks, then its route (its endpoint's name in
+// `endpoint_label`, for the metrics).
+route http_service::state::admit(const request& req, std::string_view& endpoint_label) const {
+  check_exposure(req);
+  const route r = parse_route(std::string_view(req.method_string().data(), req.method_string().size()),
+                              std::string_view(req.target().data(), req.target().size()), cfg.limits);
+  endpoint_label = endpoint_name(r.target);
+  return r;
+}
+
+// A refused request's answer, counted and logged.
+response http_service::state::refusal(const request_error& e, std::string_view endpoint_label, const request& req,
+                                      bool keep_alive) {
+  count_request(endpoint_label, e.status());
+  COPROVE_LOG(debug, channel) << req.method_string() << " " << req.target() << " -> " << e.status() << " " << e.code()
+                              << ": " << e.what();
+  response res = error_response(e.status(), e.code(), e.what(), req.version(), keep_alive);
+  if (!e.allow().empty()) res.set(http::field::allow, e.allow());
+  if (e.retry_after() != 0) res.set(http::field::retry_after, std::to_string(e.retry_after()));
+  if (e.status() == 401) res.set(http::field::www_authenticate, "Bearer");
+  return res;
+}
+
+// The refusal of a request whose header alone decides it (who sends it, where to, the body's type
+// and declared size), or nothing when its body is worth reading.
+std::optional<response> http_service::state::refuse_header(const request& head,
+                                                          std::optional<std::uint64_t> content_length) {
+  std::string_view endpoint_label = "unknown";
+  try {
+    const route r = admit(head, endpoint_label);
+    (void)check_before_body(head, r, content_length);
+    return std::nullopt;
+  } catch (const request_error& e) {
+    return refusal(e, endpoint_label, head, false);
+  }
+}
+
+// What a submission's header must say before its body is looked at: the service still takes
+// jobs, the body's media type, and a declared length within the limit; for a circuit's proof, a
+// circuit it proves (returned). Called on the header alone (Expect: 100-continue) and on the whole
+// request, so that both refuse alike.
+const engine::zkey_circuit* http_service::state::check_before_body(const request& head, const route& r,
+                                                                   std::optional<std::uint64_t> content_length) const {
+  if (r.target != endpoint::submit_job && r.target != endpoint::prove_circuit) return nullptr;
+  const auto content_type = head[http::field::content_type];
+  if (r.target == endpoint::submit_job) {
+    // A browser may send a text/plain or form POST to any address without asking first; only a
+    // JSON body is taken, which a cross-site page cannot send without CORS's consent.
+    std::string_view media(content_type.data(), content_type.size());
+    media = media.substr(0, media.find(';'));
+    while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.remove_suffix(1);
+    if (!iequal(media, "application/json")) {
+      throw request_error(415, "unsupported_media_type",
+                          "a job body must be sent with Content-Type: application/json, got '" +
+                              std::string(content_type.substr(0, 64)) + "'");
+    }
+  }
+  if (stopping || !accepting) {
+    throw request_error(503, "shutting_down", "the service is shutting down and accepts no new jobs");
+  }
+  if (r.target == endpoint::submit_job) {
+    if (content_length && *content_length > cfg.limits.max_body_bytes) {
+      throw request_error(413, "body_too_large",
+                          "request body of " + std::to_string(*content_length) +
+                              " bytes exceeds server.max_body_bytes = " + std::to_string(cfg.limits.max_body_bytes));
+    }
+    return nullptr;
+  }
+  const auto& circuits = eng.config().zkey_circuits;
+  const auto found = std::find_if(circuits.begin(), circuits.end(), [&](const auto& c) { return c.name == r.circuit; });
+  if (found == circuits.end()) {
+    std::string known;
+    for (const auto& c : circuits) known += (known.empty() ? "" : ", ") + c.name;
+    throw request_error(404, "unknown_circuit",
+                        "no circuit '" + r.circuit + "' (circuits: " + (known.empty() ? "none" : known) + ")");
+  }
+  if (!beast::iequals(content_type, "application/octet-stream"))
+    throw request_error(415, "unsupported_media_type",
+                        "a witness is sent as application/octet-stream (a .wtns file), not '" +
+                            std::string(content_type.substr(0, 64)) + "'");
+  const std::size_t expected = r1cs::wtns_file_bytes(found->key->num_variables());
+  if (content_length && *content_length > expected)
+    throw request_error(413, "body_too_large", "a witness of " + r.circuit + " is " + std::to_string(expected) +
+                                                   " bytes, the body has " + std::to_string(*content_length));
+  return &*found;
+}
+
+// The request limits a job body is held to: the configured ones within what the engine takes (the
+// smallest circuit, and engine.max_log_constraints, which its memory plan is sized for).
+request_limits http_service::state::job_limits() const {
+  request_limits limits = cfg.limits;
+  limits.min_log_constraints = std::max(limits.min_log_constraints, min_log_constraints);
+  limits.max_log_constraints = std::min(limits.max_log_constraints, eng.config().max_log_constraints);
+  return limits;
 }
 
 // Who may drive the API: on TCP the Host must name the listen address (DNS rebinding cannot reach
@@ -816,38 +935,13 @@ void http_service::state::check_exposure(const request& req) const {
   }
 }
 
-response http_service::state::submit_job(const request& req) {
-  // A browser may send a text/plain or form POST to any address without asking first; only a
-  // JSON body is taken, which a cross-site page cannot send without CORS's consent.
-  const auto content_type = req[http::field::content_type];
-  std::string_view media(content_type.data(), content_type.size());
-  media = media.substr(0, media.find(';'));
-  while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.remove_suffix(1);
-  if (!iequal(media, "application/json")) {
-    throw request_error(415, "unsupported_media_type",
-                        "a job body must be sent with Content-Type: application/json, got '" +
-                            std::string(content_type.substr(0, 64)) + "'");
-  }
-  if (stopping || !accepting) {
-    throw request_error(503, "shutting_down", "the service is shutting down and accepts no new jobs");
-  }
-  const job_request parsed = parse_job_request(req.body(), cfg.defaults, cfg.limits);
+response http_service::state::submit_job(const request& req, const route& r) {
+  (void)check_before_body(req, r, req.body().size());
+  const job_request parsed = parse_job_request(req.body(), cfg.defaults, job_limits());
   if (!circuit_known(parsed.circuit)) {
     std::string known;
     for (auto name : circuit_families()) known += (known.empty() ? "" : ", ") + std::string(name);
     throw request_error(422, "unknown_circuit", "unknown circuit '" + parsed.circuit + "' (known: " + known + ")");
-  }
-  if (parsed.log_constraints < min_log_constraints) {
-    throw request_error(422, "out_of_range",
-                        "field 'log_constraints' must be at least " + std::to_string(min_log_constraints) + ", got " +
-                            std::to_string(parsed.log_constraints));
-  }
-  const unsigned plan_limit = eng.config().max_log_constraints;
-  if (parsed.log_constraints > plan_limit) {
-    throw request_error(422, "exceeds_memory_plan",
-                        "field 'log_constraints' = " + std::to_string(parsed.log_constraints) +
-                            " exceeds the memory plan, which is sized for at most " + std::to_string(plan_limit) +
-                            " (engine.max_log_constraints)");
   }
   if (eng.config().results == engine::result_kind::proof &&
       !eng.verifying_key(parsed.circuit, parsed.log_constraints)) {
@@ -892,6 +986,23 @@ response http_service::state::submit_job(const request& req) {
                     &parsed);
 }
 
+// Which of the limits on unfinished work a refused job met, by the keys `coprove serve` sets them
+// with (the engine's own message names its fields, which no configuration spells).
+std::string http_service::state::queue_full_message(std::size_t partitions) const {
+  const auto jobs = eng.status_snapshot().jobs;
+  const auto& limits = eng.config();
+  const std::size_t open_jobs = jobs.queued + jobs.running;
+  if (limits.max_open_jobs != 0 && open_jobs >= limits.max_open_jobs) {
+    return "the service holds " + std::to_string(open_jobs) + " unfinished jobs, as many as server.max_queued_jobs = " +
+           std::to_string(limits.max_open_jobs) + " allows; retry after " + std::to_string(cfg.retry_after_seconds) +
+           " s (server.retry_after_seconds)";
+  }
+  return "the service holds " + std::to_string(jobs.open_partitions) + " unfinished partitions; " +
+         std::to_string(partitions) + " more exceed server.max_queued_partitions = " +
+         std::to_string(limits.max_open_partitions) + "; retry after " + std::to_string(cfg.retry_after_seconds) +
+         " s (server.retry_after_seconds)";
+}
+
 // Submits the request: 202 with the job's URLs, 429 when the engine holds as much work as it may,
 // or 422 saying why the engine refused it. A JSON job body's request_id is remembered for its job.
 response http_service::state::accept_job(const request& req, const prove_request& request, const std::string& what,
@@ -899,8 +1010,8 @@ response http_service::state::accept_job(const request& req, const prove_request
   std::uint64_t id = 0;
   try {
     id = eng.submit(request);
-  } catch (const queue_full_error& e) {
-    throw request_error(429, "queue_full", std::string("the service holds as much work as it may: ") + e.what())
+  } catch (const queue_full_error&) {
+    throw request_error(429, "queue_full", queue_full_message(request.partitions))
         .with_retry_after(cfg.retry_after_seconds);
   } catch (const memory_plan_error& e) {
     throw request_error(422, "exceeds_memory_plan", e.what());
@@ -940,25 +1051,9 @@ response http_service::state::list_circuits(unsigned version, bool keep_alive) {
 
 // POST /v1/circuits/{name}/proofs: a .wtns body, one witness; a job of one partition whose result
 // holds the proof and public signals in snarkjs's JSON (proof_snarkjs, public_inputs).
-response http_service::state::prove_circuit(const request& req, const std::string& name) {
-  if (stopping || !accepting) {
-    throw request_error(503, "shutting_down", "the service is shutting down and accepts no new jobs");
-  }
-  const auto& circuits = eng.config().zkey_circuits;
-  const auto found = std::find_if(circuits.begin(), circuits.end(), [&](const auto& c) { return c.name == name; });
-  if (found == circuits.end()) {
-    std::string known;
-    for (const auto& c : circuits) known += (known.empty() ? "" : ", ") + c.name;
-    throw request_error(404, "unknown_circuit", "no circuit '" + name + "' (circuits: " + (known.empty() ? "none" : known) + ")");
-  }
-  const auto content_type = req[http::field::content_type];
-  if (!beast::iequals(content_type, "application/octet-stream"))
-    throw request_error(415, "unsupported_media_type",
-                        "a witness is sent as application/octet-stream (a .wtns file), not '" + std::string(content_type) + "'");
-  const std::size_t expected = r1cs::wtns_file_bytes(found->key->num_variables());
-  if (req.body().size() > expected)
-    throw request_error(413, "body_too_large", "a witness of " + name + " is " + std::to_string(expected) +
-                                                   " bytes, the body has " + std::to_string(req.body().size()));
+response http_service::state::prove_circuit(const request& req, const route& r) {
+  const engine::zkey_circuit* found = check_before_body(req, r, req.body().size());
+  const std::string& name = r.circuit;
   std::vector<field::fr> witness;
   try {
     witness = r1cs::decode_wtns(std::vector<std::uint8_t>(req.body().begin(), req.body().end()), "the request body",

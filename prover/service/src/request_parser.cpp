@@ -78,13 +78,22 @@ bool valid_circuit_name(std::string_view name) {
   return true;
 }
 
-std::optional<std::uint64_t> parse_job_id(std::string_view text) {
-  if (text.empty() || text.size() > 20) return std::nullopt;
+// A number in canonical decimal: digits only, no sign, no leading zero ("0" itself aside), so that
+// one id has one spelling (a cache or a log keyed by the path sees one job under one name).
+std::optional<std::uint64_t> parse_canonical_decimal(std::string_view text) {
+  if (text.empty() || text.size() > 20 || (text.size() > 1 && text.front() == '0')) return std::nullopt;
   std::uint64_t id = 0;
   const auto* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, id);
   if (ec != std::errc{} || ptr != end) return std::nullopt;
   return id;
+}
+
+// A number of seconds as a person writes it in a configuration: 300, 0.5 (not 300.000000).
+std::string seconds_text(double seconds) {
+  std::array<char, 32> text{};
+  const auto [end, ec] = std::to_chars(text.data(), text.data() + text.size(), seconds);
+  return ec == std::errc{} ? std::string(text.data(), end) : std::to_string(seconds);
 }
 
 double parse_wait(std::string_view query, const request_limits& limits) {
@@ -114,8 +123,8 @@ double parse_wait(std::string_view query, const request_limits& limits) {
     }
     if (wait > limits.max_wait_seconds) {
       throw request_error(400, "invalid_parameter",
-                          "query parameter 'wait' must be at most " + std::to_string(limits.max_wait_seconds) +
-                              " seconds, got " + quoted(value));
+                          "query parameter 'wait' must be at most server.max_wait_seconds = " +
+                              seconds_text(limits.max_wait_seconds) + ", got " + quoted(value));
     }
   }
   return wait;
@@ -203,8 +212,8 @@ std::optional<std::string> duplicate_key(std::string_view body, const json::pars
 job_request parse_job_request(std::string_view body, const job_request& defaults, const request_limits& limits) {
   if (body.size() > limits.max_body_bytes) {
     throw request_error(413, "body_too_large",
-                        "request body of " + std::to_string(body.size()) + " bytes exceeds the limit of " +
-                            std::to_string(limits.max_body_bytes) + " bytes");
+                        "request body of " + std::to_string(body.size()) + " bytes exceeds server.max_body_bytes = " +
+                            std::to_string(limits.max_body_bytes));
   }
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     throw request_error(400, "malformed_json", "request body is empty: send a JSON object such as {\"circuit\": \"mimc\"}");
@@ -241,10 +250,18 @@ job_request parse_job_request(std::string_view body, const job_request& defaults
       request.circuit = std::string(name);
     } else if (key == "log_constraints") {
       const std::uint64_t v = unsigned_field(value, key);
-      if (v < limits.min_log_constraints || v > limits.max_log_constraints) {
+      const std::string range = "[" + std::to_string(limits.min_log_constraints) + ", " +
+                                std::to_string(limits.max_log_constraints) + "]";
+      if (v < limits.min_log_constraints) {
         throw request_error(422, "out_of_range",
-                            "field 'log_constraints' must be in [" + std::to_string(limits.min_log_constraints) + ", " +
-                                std::to_string(limits.max_log_constraints) + "], got " + std::to_string(v));
+                            "field 'log_constraints' must be in " + range + ", got " + std::to_string(v) + ": " +
+                                std::to_string(limits.min_log_constraints) + " is the smallest circuit size");
+      }
+      if (v > limits.max_log_constraints) {
+        throw request_error(422, "exceeds_memory_plan",
+                            "field 'log_constraints' must be in " + range + ", got " + std::to_string(v) +
+                                ": engine.max_log_constraints = " + std::to_string(limits.max_log_constraints) +
+                                " is the largest job the memory plan is sized for");
       }
       request.log_constraints = static_cast<unsigned>(v);
     } else if (key == "partitions") {
@@ -252,7 +269,8 @@ job_request parse_job_request(std::string_view body, const job_request& defaults
       if (v < 1 || v > limits.max_partitions) {
         throw request_error(422, "out_of_range",
                             "field 'partitions' must be in [1, " + std::to_string(limits.max_partitions) + "], got " +
-                                std::to_string(v));
+                                std::to_string(v) + " (engine.max_partitions_per_job = " +
+                                std::to_string(limits.max_partitions) + ")");
       }
       request.partitions = static_cast<std::size_t>(v);
     } else if (key == "seed") {
@@ -328,8 +346,11 @@ route parse_route(std::string_view method, std::string_view target, const reques
     const auto slash = rest.find('/');
     const std::string_view id_text = rest.substr(0, slash);
     const std::string_view tail = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
-    const auto id = parse_job_id(id_text);
-    if (!id) throw request_error(404, "unknown_job", "no job " + quoted(id_text) + ": job ids are decimal integers");
+    const auto id = parse_canonical_decimal(id_text);
+    if (!id) {
+      throw request_error(404, "unknown_job",
+                          "no job " + quoted(id_text) + ": job ids are decimal integers without leading zeros");
+    }
     r.job_id = *id;
     if (tail.empty()) {
       if (method == "GET" || method == "HEAD") {
@@ -380,10 +401,10 @@ route parse_route(std::string_view method, std::string_view target, const reques
     const auto second = first == std::string_view::npos ? first : rest.find('/', first + 1);
     if (second != std::string_view::npos && rest.substr(second) == "/vk" && first > 0) {
       const std::string_view log_text = rest.substr(first + 1, second - first - 1);
-      const auto log = parse_job_id(log_text);
+      const auto log = parse_canonical_decimal(log_text);
       if (!log || *log > 64)
         throw request_error(404, "unknown_key", "no key for " + quoted(rest.substr(0, second)) +
-                                                    ": the size is a decimal log_constraints");
+                                                    ": the size is a decimal log_constraints without leading zeros");
       require_method(method, "GET", path);
       r.target = endpoint::verifying_key;
       r.circuit = std::string(rest.substr(0, first));
