@@ -2,6 +2,7 @@
 // are errors, never ignored) and bounded (body size and JSON depth) so that any byte string can be
 // fed to it safely.
 #include "coprove/service/request_parser.hpp"
+#include "coprove/service/json_field.hpp"
 
 #include <boost/json.hpp>
 #include <boost/json/basic_parser_impl.hpp>
@@ -40,33 +41,25 @@ std::string quoted(std::string_view text) {
   return out;
 }
 
-std::string_view kind_name(json::kind k) {
-  switch (k) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "a boolean";
-    case json::kind::int64:
-    case json::kind::uint64: return "an integer";
-    case json::kind::double_: return "a floating-point number";
-    case json::kind::string: return "a string";
-    case json::kind::array: return "an array";
-    case json::kind::object: return "an object";
+// A job field read with the readers the configuration uses too; their refusal becomes the API's:
+// 400 invalid_type for a wrong type, 422 out_of_range for a value out of range.
+template <class Read>
+auto job_field(std::string_view name, Read read) {
+  try {
+    return read();
+  } catch (const json_field_error& e) {
+    if (e.why() == json_field_error::reason::wrong_type)
+      throw request_error(400, "invalid_type", "field '" + std::string(name) + "': " + e.what());
+    throw request_error(422, "out_of_range", "field '" + std::string(name) + "' " + e.what());
   }
-  return "unknown";
 }
 
-// A non-negative integer field; floats, booleans and strings are type errors, negatives are range
-// errors.
 std::uint64_t unsigned_field(const json::value& v, std::string_view name) {
-  if (v.is_uint64()) return v.get_uint64();
-  if (v.is_int64()) {
-    if (v.get_int64() < 0) {
-      throw request_error(422, "out_of_range",
-                          "field '" + std::string(name) + "' must not be negative, got " + std::to_string(v.get_int64()));
-    }
-    return static_cast<std::uint64_t>(v.get_int64());
-  }
-  throw request_error(400, "invalid_type",
-                      "field '" + std::string(name) + "' must be an integer, got " + std::string(kind_name(v.kind())));
+  return job_field(name, [&] { return json_unsigned(v, name); });
+}
+
+std::string string_field(const json::value& v, std::string_view name) {
+  return job_field(name, [&] { return json_string(v, name); });
 }
 
 bool valid_circuit_name(std::string_view name) {
@@ -234,20 +227,18 @@ job_request parse_job_request(std::string_view body, const job_request& defaults
     throw request_error(400, "duplicate_field", "field " + quoted(*key) + " is given more than once");
   }
   if (!root.is_object()) {
-    throw request_error(400, "invalid_type", "request body must be a JSON object, got " + std::string(kind_name(root.kind())));
+    throw request_error(400, "invalid_type",
+                        "request body must be a JSON object, got " + std::string(json_kind_name(root.kind())));
   }
 
   job_request request = defaults;
   for (const auto& [key, value] : root.get_object()) {
     if (key == "circuit") {
-      if (!value.is_string()) {
-        throw request_error(400, "invalid_type", "field 'circuit' must be a string, got " + std::string(kind_name(value.kind())));
-      }
-      const std::string_view name = value.get_string();
+      const std::string name = string_field(value, key);
       if (name.size() > limits.max_circuit_name || !valid_circuit_name(name)) {
         throw request_error(422, "unknown_circuit", "unknown circuit " + quoted(name));
       }
-      request.circuit = std::string(name);
+      request.circuit = name;
     } else if (key == "log_constraints") {
       const std::uint64_t v = unsigned_field(value, key);
       const std::string range = "[" + std::to_string(limits.min_log_constraints) + ", " +
@@ -276,23 +267,16 @@ job_request parse_job_request(std::string_view body, const job_request& defaults
     } else if (key == "seed") {
       request.seed = unsigned_field(value, key);
     } else if (key == "priority") {
-      if (!value.is_string()) {
-        throw request_error(400, "invalid_type", "field 'priority' must be a string, got " + std::string(kind_name(value.kind())));
-      }
-      const std::string_view name = value.get_string();
+      const std::string name = string_field(value, key);
       bool known = false;
       for (auto p : priorities) known = known || name == p;
       if (!known) {
         throw request_error(422, "out_of_range",
                             "field 'priority' must be low, normal, high or critical, got " + quoted(name));
       }
-      request.priority = std::string(name);
+      request.priority = name;
     } else if (key == "request_id") {
-      if (!value.is_string()) {
-        throw request_error(400, "invalid_type",
-                            "field 'request_id' must be a string, got " + std::string(kind_name(value.kind())));
-      }
-      const std::string_view id = value.get_string();
+      const std::string id = string_field(value, key);
       bool printable = !id.empty() && id.size() <= limits.max_request_id;
       for (char c : id) printable = printable && c > 0x20 && c < 0x7f;
       if (!printable) {
@@ -300,7 +284,7 @@ job_request parse_job_request(std::string_view body, const job_request& defaults
                             "field 'request_id' must be 1 to " + std::to_string(limits.max_request_id) +
                                 " printable ASCII characters without spaces, got " + quoted(id));
       }
-      request.request_id = std::string(id);
+      request.request_id = id;
     } else {
       std::string known;
       for (auto field : job_fields) known += (known.empty() ? "" : ", ") + std::string(field);
