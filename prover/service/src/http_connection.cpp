@@ -3,6 +3,8 @@
 // them, and the answers to requests the parser stopped on.
 #include "http_connection.hpp"
 
+#include <charconv>
+
 namespace coprove::service::detail {
 
 namespace {
@@ -17,6 +19,12 @@ std::string field_of(const request& req, http::field f) {
 }
 
 }  // namespace
+
+std::string seconds_text(double seconds) {
+  std::array<char, 32> text{};
+  const auto [end, ec] = std::to_chars(text.data(), text.data() + text.size(), seconds);
+  return ec == std::errc{} ? std::string(text.data(), end) : std::to_string(seconds);
+}
 
 void read_deadline::arm(const std::shared_ptr<read_deadline>& d, double seconds) {
   d->fired = false;

@@ -84,6 +84,8 @@ asio::awaitable<boost::system::error_code> read_body(Stream& stream, beast::flat
   }
 }
 
+/// A number of seconds as a configuration writes it (0.3, 10).
+std::string seconds_text(double seconds);
 /// What Content-Length declares, where it does.
 std::optional<std::uint64_t> declared_length(const bounded_request_parser& parser);
 /// What the job API reads of a request's line and header (the body is the caller's to move).
@@ -186,7 +188,10 @@ boost::asio::awaitable<void> http_service::state::serve_connection(Stream stream
     auto [read_ec, header_bytes] =
         co_await http::async_read_header(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
     (void)header_bytes;
-    if (deadline->fired) timed_out = "the request header was not received within the header timeout";
+    if (deadline->fired) {
+      timed_out = "the request header was not received within server.header_timeout_seconds = " +
+                  seconds_text(cfg.header_timeout_seconds) + " s";
+    }
     deadline->disarm();
     if (!read_ec && !parser.is_done()) {
       // A client that sent `Expect: 100-continue` waits for this before it sends the body; a
@@ -208,17 +213,17 @@ boost::asio::awaitable<void> http_service::state::serve_connection(Stream stream
       }
       read_deadline::arm(deadline, cfg.body_timeout_seconds);
       const auto body_ec = co_await read_body(stream, buffer, parser);
-      if (deadline->fired) timed_out = "the request body was not received within the body timeout";
+      if (deadline->fired) {
+        timed_out = "the request body was not received within server.body_timeout_seconds = " +
+                    seconds_text(cfg.body_timeout_seconds) + " s";
+      }
       deadline->disarm();
       read_ec = body_ec;
     }
     if (read_ec) {
       std::optional<api_response> refusal;
       if (!timed_out.empty()) {
-        const bool header = timed_out.find("header") != std::string::npos;
-        refusal = api_response::refusal(
-            408, "request_timeout",
-            timed_out + " (" + (header ? "server.header_timeout_seconds" : "server.body_timeout_seconds") + ")");
+        refusal = api_response::refusal(408, "request_timeout", timed_out);
         count_request("unknown", 408);
       } else {
         refusal = refusal_for(read_ec, parser, read_limit(), cfg.limits);

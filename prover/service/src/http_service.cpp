@@ -175,13 +175,17 @@ bool http_service::state::make_room(const std::string& peer, unsigned& status, s
     for (const auto& [number, c] : connections) mine += c.peer == peer ? 1 : 0;
     if (mine >= cfg.max_connections_per_peer && !evict_oldest_reading(&peer)) {
       status = 429;
-      why = "this address holds " + std::to_string(mine) + " connections, each answering a request (server.max_connections_per_peer)";
+      why = "this address holds " + std::to_string(mine) +
+            " connections, each answering a request, as many as server.max_connections_per_peer = " +
+            std::to_string(cfg.max_connections_per_peer) + " allows";
       return false;
     }
   }
   if (connections.size() >= cfg.max_connections && !evict_oldest_reading(nullptr)) {
     status = 503;
-    why = "all " + std::to_string(connections.size()) + " connections are answering requests (server.max_connections)";
+    why = "all " + std::to_string(connections.size()) +
+          " connections are answering requests, as many as server.max_connections = " +
+          std::to_string(cfg.max_connections) + " allows";
     return false;
   }
   return true;
