@@ -16,6 +16,7 @@
 #include <coprove/engine/engine.hpp>
 #include <coprove/service/http_service.hpp>
 #include <coprove/service/shutdown_sequence.hpp>
+#include <coprove/runtime/input_file.hpp>
 #include <coprove/runtime/log.hpp>
 #include <coprove/runtime/spin_runner.hpp>
 #include <coprove/runtime/trace.hpp>
@@ -33,10 +34,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <iostream>
-#include <sstream>
 
 namespace coprove::app {
 
@@ -44,8 +43,13 @@ namespace asio = boost::asio;
 
 namespace {
 
-// The bearer token of server.auth_token_file: a file its owner alone may read, holding 16 to 4096
-// printable characters (white space around them ignored). Anything else is a configuration error.
+// A token file holds at most 4096 characters and the white space around them: one larger than this
+// is not a token file, and is refused before it is read.
+constexpr std::uint64_t max_token_file_bytes = 16 * 1024;
+
+// The bearer token of server.auth_token_file: a regular file its owner alone may read, of at most
+// 16 KiB, holding 16 to 4096 printable characters (white space around them ignored). Anything else
+// is a configuration error.
 std::string read_auth_token(const std::string& path) {
   const std::string where = "coprove serve: invalid configuration: server.auth_token_file: '" + path + "': ";
   struct stat info {};
@@ -53,11 +57,12 @@ std::string read_auth_token(const std::string& path) {
   if (!S_ISREG(info.st_mode)) throw usage_error(where + "not a regular file");
   if ((info.st_mode & 077) != 0)
     throw usage_error(where + "readable or writable by others than its owner (chmod 600 it)");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw usage_error(where + "cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string token = text.str();
+  std::string token;
+  try {
+    token = runtime::read_input_text(path, max_token_file_bytes, "token file");
+  } catch (const runtime::input_file_error& e) {
+    throw usage_error(where + e.why());
+  }
   const auto first = token.find_first_not_of(" \t\r\n");
   const auto last = token.find_last_not_of(" \t\r\n");
   token = first == std::string::npos ? std::string() : token.substr(first, last - first + 1);
@@ -117,8 +122,7 @@ int serve_command(const std::vector<std::string>& args) {
   service_cfg.limits.max_body_bytes = cfg.server.max_body_bytes;
   service_cfg.limits.max_wait_seconds = cfg.server.max_wait_seconds;
   service_cfg.limits.max_partitions = cfg.engine.max_partitions_per_job;
-  service_cfg.limits.min_log_constraints = 1;
-  service_cfg.limits.max_log_constraints = r1cs::max_log_constraints;
+  service_cfg.limits.min_log_constraints = r1cs::min_log_constraints;
   service_cfg.defaults.circuit = cfg.workload.circuit;
   service_cfg.defaults.log_constraints = cfg.workload.log_constraints;
   service_cfg.defaults.partitions = cfg.workload.partitions;
@@ -163,6 +167,8 @@ int serve_command(const std::vector<std::string>& args) {
       engine_cfg.plan_circuit = k.circuit;
     }
   }
+  // The largest job the service takes is the one its memory plan is sized for.
+  service_cfg.limits.max_log_constraints = engine_cfg.max_log_constraints;
   std::unique_ptr<engine::engine> engine = make_engine(io.get_executor(), cfg, engine_cfg, "coprove serve");
   // Listening only once the pool is warm: no request's partition page-locks memory on its way.
   (void)wait_for_warm_pool(*engine);

@@ -684,6 +684,16 @@ TEST_CASE("serve: a bearer token is required where configured, and a bad token f
     CHECK(refused.exit_code == 2);
     CHECK(refused.err.find("server.auth_token_file") != std::string::npos);
   }
+  // A file larger than a token file can be is refused before it is read, naming the limit.
+  write_file(dir.file("large_token"), token + std::string(20 * 1024, ' '));
+  ::chmod(dir.file("large_token").c_str(), 0600);
+  const auto large = run_coprove({"serve", "--listen", "unix:" + dir.file("s.sock"), "--backend", "host",
+                                  "--log-constraints", "10", "--auth-token-file", dir.file("large_token")},
+                                 dir, std::chrono::seconds(60));
+  INFO(large.err);
+  CHECK(large.exit_code == 2);
+  CHECK(large.err.find("server.auth_token_file") != std::string::npos);
+  CHECK(large.err.find("larger than the limit of 16 KiB") != std::string::npos);
   // A non-loopback address needs one.
   const auto remote = run_coprove({"serve", "--listen", "0.0.0.0:0", "--allow-remote", "--backend", "host",
                                    "--log-constraints", "10"},

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 using coprove::service::detail::bounded_request_parser;
 using coprove::service::detail::request_refusal;
@@ -74,4 +75,35 @@ TEST_CASE("a transfer coding other than chunked is refused", "[service][http][cp
     CHECK(r.ec);
     CHECK(r.refusal == request_refusal::unsupported_transfer_coding);
   }
+}
+
+TEST_CASE("a header the service acts on given twice is refused, naming it", "[service][http][cpu]") {
+  const std::string line = "POST /v1/jobs HTTP/1.1\r\n";
+  const std::string once = "Host: x\r\nContent-Type: application/json\r\nAuthorization: Bearer t\r\n";
+  struct twice {
+    std::string fields;
+    std::string name;
+  };
+  for (const auto& c : std::vector<twice>{{"Host: evil.example\r\n", "Host"},
+                                          {"host: x\r\n", "Host"},
+                                          {"Content-Type: text/plain\r\n", "Content-Type"},
+                                          {"Authorization: Bearer u\r\n", "Authorization"},
+                                          {"Content-Length: 2\r\nContent-Length: 2\r\n", "Content-Length"},
+                                          {"Content-Length: 2, 2\r\n", "Content-Length"}}) {
+    INFO(c.fields);
+    bounded_request_parser parser(8192, 65536);
+    boost::beast::error_code ec;
+    const std::string bytes = line + once + c.fields + "\r\n{}";
+    (void)parser.put(boost::asio::buffer(bytes), ec);
+    CHECK(ec);
+    CHECK(parser.refusal() == request_refusal::duplicate_header);
+    CHECK(std::string(parser.duplicate()) == c.name);
+  }
+  // Two different lengths are Beast's own refusal; fields the service does not act on may repeat.
+  CHECK(feed(line + "Host: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}").ec ==
+        http::error::multiple_content_length);
+  const auto repeated = feed(line + once + "Accept: a\r\nAccept: b\r\nContent-Length: 2\r\n\r\n{}");
+  CHECK(!repeated.ec);
+  CHECK(repeated.done);
+  CHECK(repeated.refusal == request_refusal::none);
 }

@@ -68,7 +68,7 @@ TEST_CASE("bad job bodies are refused with a status and code naming the problem"
   CHECK(refusal_of_body(R"({"partitions": 0})") == result{422, "out_of_range"});
   CHECK(refusal_of_body(R"({"partitions": -1})") == result{422, "out_of_range"});
   CHECK(refusal_of_body(R"({"partitions": 4097})") == result{422, "out_of_range"});
-  CHECK(refusal_of_body(R"({"log_constraints": 33})") == result{422, "out_of_range"});
+  CHECK(refusal_of_body(R"({"log_constraints": 33})") == result{422, "exceeds_memory_plan"});
   CHECK(refusal_of_body(R"({"log_constraints": 0})") == result{422, "out_of_range"});
   CHECK(refusal_of_body(R"({"seed": -5})") == result{422, "out_of_range"});
   CHECK(refusal_of_body(R"({"a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":{"i":1}}}}}}}}})") == result{400, "malformed_json"});
@@ -179,4 +179,61 @@ TEST_CASE("circuit targets route to the circuit list and a circuit's proofs", "[
   CHECK(refusal_of_route("POST", "/v1/circuits//proofs") == result{404, "not_found"});
   CHECK(refusal_of_route("POST", "/v1/circuits/a/b/proofs") == result{404, "not_found"});
   CHECK(refusal_of_route("POST", "/v1/circuits/poseidon/proofs?x=1") == result{400, "unknown_parameter"});
+}
+
+TEST_CASE("a job id or key size spelt other than in canonical decimal is not found", "[app][request_parser][cpu]") {
+  using result = std::pair<unsigned, std::string>;
+  for (const char* target : {"/v1/jobs/042", "/v1/jobs/00", "/v1/jobs/+42", "/v1/jobs/ 42", "/v1/jobs/42 ", "/v1/jobs/0x2a",
+                             "/v1/jobs/4_2"}) {
+    INFO(target);
+    CHECK(refusal_of_route("GET", target) == result{404, "unknown_job"});
+  }
+  CHECK(refusal_of_route("GET", "/v1/jobs/042/result") == result{404, "unknown_job"});
+  CHECK(refusal_of_route("DELETE", "/v1/jobs/042") == result{404, "unknown_job"});
+  CHECK(refusal_of_route("GET", "/v1/keys/mimc/010/vk") == result{404, "unknown_key"});
+  try {
+    (void)parse_route("GET", "/v1/jobs/042", request_limits{});
+  } catch (const request_error& e) {
+    CHECK(std::string(e.what()).find("without leading zeros") != std::string::npos);
+  }
+  // The canonical spellings, zero included, still route.
+  CHECK(parse_route("GET", "/v1/jobs/42", request_limits{}).job_id == 42);
+  CHECK(parse_route("GET", "/v1/jobs/0", request_limits{}).job_id == 0);
+  CHECK(parse_route("GET", "/v1/jobs/18446744073709551615", request_limits{}).job_id == 18446744073709551615ull);
+  CHECK(parse_route("GET", "/v1/keys/mimc/10/vk", request_limits{}).log_constraints == 10);
+}
+
+TEST_CASE("range refusals name the configured limits by their configuration keys", "[app][request_parser][cpu]") {
+  request_limits limits;
+  limits.min_log_constraints = 10;
+  limits.max_log_constraints = 16;
+  limits.max_partitions = 64;
+  limits.max_wait_seconds = 300;
+  limits.max_body_bytes = 16;
+  const auto message_of = [&](auto parse) {
+    try {
+      parse();
+    } catch (const request_error& e) {
+      return std::to_string(e.status()) + " " + e.code() + ": " + e.what();
+    }
+    return std::string("accepted");
+  };
+  const auto body = [&](std::string_view text, const request_limits& l) {
+    return message_of([&] { (void)parse_job_request(text, job_request{}, l); });
+  };
+  request_limits roomy = limits;
+  roomy.max_body_bytes = 1024;
+  CHECK(body(R"({"log_constraints": 17})", roomy) ==
+        "422 exceeds_memory_plan: field 'log_constraints' must be in [10, 16], got 17: engine.max_log_constraints = 16 "
+        "is the largest job the memory plan is sized for");
+  CHECK(body(R"({"log_constraints": 9})", roomy) ==
+        "422 out_of_range: field 'log_constraints' must be in [10, 16], got 9: 10 is the smallest circuit size");
+  CHECK(body(R"({"partitions": 65})", roomy) ==
+        "422 out_of_range: field 'partitions' must be in [1, 64], got 65 (engine.max_partitions_per_job = 64)");
+  CHECK(body(R"({"seed": 1, "partitions": 2})", limits) ==
+        "413 body_too_large: request body of 28 bytes exceeds server.max_body_bytes = 16");
+  CHECK(message_of([&] { (void)parse_route("GET", "/v1/jobs/1/result?wait=301", limits); }) ==
+        "400 invalid_parameter: query parameter 'wait' must be at most server.max_wait_seconds = 300, got '301'");
+  CHECK(body(R"({"log_constraints": 16})", roomy) == "accepted");
+  CHECK(body(R"({"log_constraints": 10})", roomy) == "accepted");
 }

@@ -7,6 +7,7 @@
 #include <boost/beast/http/rfc7230.hpp>
 
 #include <exception>
+#include <iterator>
 
 namespace coprove::service::detail {
 
@@ -37,6 +38,25 @@ void bounded_request_parser::on_response_impl(int, string_view, int, error_code&
   ec = http::error::bad_version;  // a request parser never sees a status line
 }
 
+// Fields the service decides on: two of one, even equal, are refused (RFC 9112 3.2 for Host),
+// since a proxy in front may have believed the other one. Beast itself refuses two different
+// Content-Lengths before this sees the second (multiple_content_length) and takes equal ones.
+bool bounded_request_parser::refuse_duplicate(field name) {
+  static constexpr field once[] = {field::host, field::content_length, field::content_type, field::authorization};
+  for (unsigned i = 0; i < std::size(once); ++i) {
+    if (name != once[i]) continue;
+    const unsigned bit = 1u << i;
+    if ((unique_fields_seen_ & bit) == 0) {
+      unique_fields_seen_ |= bit;
+      return false;
+    }
+    refusal_ = request_refusal::duplicate_header;
+    duplicate_ = http::to_string(name);
+    return true;
+  }
+  return false;
+}
+
 void bounded_request_parser::on_field_impl(field name, string_view name_string, string_view value,
                                            error_code& ec) {
   if (is_header_done()) {
@@ -46,6 +66,12 @@ void bounded_request_parser::on_field_impl(field name, string_view name_string, 
       refusal_ = request_refusal::trailer_too_large;
       ec = http::error::header_limit;
     }
+    return;
+  }
+  // A list of lengths ("5, 5") is the same field given twice in one line.
+  if (refuse_duplicate(name) ||
+      (name == field::content_length && value.find(',') != string_view::npos && refuse_duplicate(name))) {
+    ec = http::error::bad_field;
     return;
   }
   if (name == field::transfer_encoding) {

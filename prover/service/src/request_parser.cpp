@@ -2,6 +2,7 @@
 // are errors, never ignored) and bounded (body size and JSON depth) so that any byte string can be
 // fed to it safely.
 #include "coprove/service/request_parser.hpp"
+#include "coprove/service/json_field.hpp"
 
 #include <boost/json.hpp>
 #include <boost/json/basic_parser_impl.hpp>
@@ -40,33 +41,25 @@ std::string quoted(std::string_view text) {
   return out;
 }
 
-std::string_view kind_name(json::kind k) {
-  switch (k) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "a boolean";
-    case json::kind::int64:
-    case json::kind::uint64: return "an integer";
-    case json::kind::double_: return "a floating-point number";
-    case json::kind::string: return "a string";
-    case json::kind::array: return "an array";
-    case json::kind::object: return "an object";
+// A job field read with the readers the configuration uses too; their refusal becomes the API's:
+// 400 invalid_type for a wrong type, 422 out_of_range for a value out of range.
+template <class Read>
+auto job_field(std::string_view name, Read read) {
+  try {
+    return read();
+  } catch (const json_field_error& e) {
+    if (e.why() == json_field_error::reason::wrong_type)
+      throw request_error(400, "invalid_type", "field '" + std::string(name) + "': " + e.what());
+    throw request_error(422, "out_of_range", "field '" + std::string(name) + "' " + e.what());
   }
-  return "unknown";
 }
 
-// A non-negative integer field; floats, booleans and strings are type errors, negatives are range
-// errors.
 std::uint64_t unsigned_field(const json::value& v, std::string_view name) {
-  if (v.is_uint64()) return v.get_uint64();
-  if (v.is_int64()) {
-    if (v.get_int64() < 0) {
-      throw request_error(422, "out_of_range",
-                          "field '" + std::string(name) + "' must not be negative, got " + std::to_string(v.get_int64()));
-    }
-    return static_cast<std::uint64_t>(v.get_int64());
-  }
-  throw request_error(400, "invalid_type",
-                      "field '" + std::string(name) + "' must be an integer, got " + std::string(kind_name(v.kind())));
+  return job_field(name, [&] { return json_unsigned(v, name); });
+}
+
+std::string string_field(const json::value& v, std::string_view name) {
+  return job_field(name, [&] { return json_string(v, name); });
 }
 
 bool valid_circuit_name(std::string_view name) {
@@ -78,13 +71,22 @@ bool valid_circuit_name(std::string_view name) {
   return true;
 }
 
-std::optional<std::uint64_t> parse_job_id(std::string_view text) {
-  if (text.empty() || text.size() > 20) return std::nullopt;
+// A number in canonical decimal: digits only, no sign, no leading zero ("0" itself aside), so that
+// one id has one spelling (a cache or a log keyed by the path sees one job under one name).
+std::optional<std::uint64_t> parse_canonical_decimal(std::string_view text) {
+  if (text.empty() || text.size() > 20 || (text.size() > 1 && text.front() == '0')) return std::nullopt;
   std::uint64_t id = 0;
   const auto* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, id);
   if (ec != std::errc{} || ptr != end) return std::nullopt;
   return id;
+}
+
+// A number of seconds as a person writes it in a configuration: 300, 0.5 (not 300.000000).
+std::string seconds_text(double seconds) {
+  std::array<char, 32> text{};
+  const auto [end, ec] = std::to_chars(text.data(), text.data() + text.size(), seconds);
+  return ec == std::errc{} ? std::string(text.data(), end) : std::to_string(seconds);
 }
 
 double parse_wait(std::string_view query, const request_limits& limits) {
@@ -114,8 +116,8 @@ double parse_wait(std::string_view query, const request_limits& limits) {
     }
     if (wait > limits.max_wait_seconds) {
       throw request_error(400, "invalid_parameter",
-                          "query parameter 'wait' must be at most " + std::to_string(limits.max_wait_seconds) +
-                              " seconds, got " + quoted(value));
+                          "query parameter 'wait' must be at most server.max_wait_seconds = " +
+                              seconds_text(limits.max_wait_seconds) + ", got " + quoted(value));
     }
   }
   return wait;
@@ -203,8 +205,8 @@ std::optional<std::string> duplicate_key(std::string_view body, const json::pars
 job_request parse_job_request(std::string_view body, const job_request& defaults, const request_limits& limits) {
   if (body.size() > limits.max_body_bytes) {
     throw request_error(413, "body_too_large",
-                        "request body of " + std::to_string(body.size()) + " bytes exceeds the limit of " +
-                            std::to_string(limits.max_body_bytes) + " bytes");
+                        "request body of " + std::to_string(body.size()) + " bytes exceeds server.max_body_bytes = " +
+                            std::to_string(limits.max_body_bytes));
   }
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     throw request_error(400, "malformed_json", "request body is empty: send a JSON object such as {\"circuit\": \"mimc\"}");
@@ -225,26 +227,32 @@ job_request parse_job_request(std::string_view body, const job_request& defaults
     throw request_error(400, "duplicate_field", "field " + quoted(*key) + " is given more than once");
   }
   if (!root.is_object()) {
-    throw request_error(400, "invalid_type", "request body must be a JSON object, got " + std::string(kind_name(root.kind())));
+    throw request_error(400, "invalid_type",
+                        "request body must be a JSON object, got " + std::string(json_kind_name(root.kind())));
   }
 
   job_request request = defaults;
   for (const auto& [key, value] : root.get_object()) {
     if (key == "circuit") {
-      if (!value.is_string()) {
-        throw request_error(400, "invalid_type", "field 'circuit' must be a string, got " + std::string(kind_name(value.kind())));
-      }
-      const std::string_view name = value.get_string();
+      const std::string name = string_field(value, key);
       if (name.size() > limits.max_circuit_name || !valid_circuit_name(name)) {
         throw request_error(422, "unknown_circuit", "unknown circuit " + quoted(name));
       }
-      request.circuit = std::string(name);
+      request.circuit = name;
     } else if (key == "log_constraints") {
       const std::uint64_t v = unsigned_field(value, key);
-      if (v < limits.min_log_constraints || v > limits.max_log_constraints) {
+      const std::string range = "[" + std::to_string(limits.min_log_constraints) + ", " +
+                                std::to_string(limits.max_log_constraints) + "]";
+      if (v < limits.min_log_constraints) {
         throw request_error(422, "out_of_range",
-                            "field 'log_constraints' must be in [" + std::to_string(limits.min_log_constraints) + ", " +
-                                std::to_string(limits.max_log_constraints) + "], got " + std::to_string(v));
+                            "field 'log_constraints' must be in " + range + ", got " + std::to_string(v) + ": " +
+                                std::to_string(limits.min_log_constraints) + " is the smallest circuit size");
+      }
+      if (v > limits.max_log_constraints) {
+        throw request_error(422, "exceeds_memory_plan",
+                            "field 'log_constraints' must be in " + range + ", got " + std::to_string(v) +
+                                ": engine.max_log_constraints = " + std::to_string(limits.max_log_constraints) +
+                                " is the largest job the memory plan is sized for");
       }
       request.log_constraints = static_cast<unsigned>(v);
     } else if (key == "partitions") {
@@ -252,29 +260,23 @@ job_request parse_job_request(std::string_view body, const job_request& defaults
       if (v < 1 || v > limits.max_partitions) {
         throw request_error(422, "out_of_range",
                             "field 'partitions' must be in [1, " + std::to_string(limits.max_partitions) + "], got " +
-                                std::to_string(v));
+                                std::to_string(v) + " (engine.max_partitions_per_job = " +
+                                std::to_string(limits.max_partitions) + ")");
       }
       request.partitions = static_cast<std::size_t>(v);
     } else if (key == "seed") {
       request.seed = unsigned_field(value, key);
     } else if (key == "priority") {
-      if (!value.is_string()) {
-        throw request_error(400, "invalid_type", "field 'priority' must be a string, got " + std::string(kind_name(value.kind())));
-      }
-      const std::string_view name = value.get_string();
+      const std::string name = string_field(value, key);
       bool known = false;
       for (auto p : priorities) known = known || name == p;
       if (!known) {
         throw request_error(422, "out_of_range",
                             "field 'priority' must be low, normal, high or critical, got " + quoted(name));
       }
-      request.priority = std::string(name);
+      request.priority = name;
     } else if (key == "request_id") {
-      if (!value.is_string()) {
-        throw request_error(400, "invalid_type",
-                            "field 'request_id' must be a string, got " + std::string(kind_name(value.kind())));
-      }
-      const std::string_view id = value.get_string();
+      const std::string id = string_field(value, key);
       bool printable = !id.empty() && id.size() <= limits.max_request_id;
       for (char c : id) printable = printable && c > 0x20 && c < 0x7f;
       if (!printable) {
@@ -282,7 +284,7 @@ job_request parse_job_request(std::string_view body, const job_request& defaults
                             "field 'request_id' must be 1 to " + std::to_string(limits.max_request_id) +
                                 " printable ASCII characters without spaces, got " + quoted(id));
       }
-      request.request_id = std::string(id);
+      request.request_id = id;
     } else {
       std::string known;
       for (auto field : job_fields) known += (known.empty() ? "" : ", ") + std::string(field);
@@ -328,8 +330,11 @@ route parse_route(std::string_view method, std::string_view target, const reques
     const auto slash = rest.find('/');
     const std::string_view id_text = rest.substr(0, slash);
     const std::string_view tail = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
-    const auto id = parse_job_id(id_text);
-    if (!id) throw request_error(404, "unknown_job", "no job " + quoted(id_text) + ": job ids are decimal integers");
+    const auto id = parse_canonical_decimal(id_text);
+    if (!id) {
+      throw request_error(404, "unknown_job",
+                          "no job " + quoted(id_text) + ": job ids are decimal integers without leading zeros");
+    }
     r.job_id = *id;
     if (tail.empty()) {
       if (method == "GET" || method == "HEAD") {
@@ -380,10 +385,10 @@ route parse_route(std::string_view method, std::string_view target, const reques
     const auto second = first == std::string_view::npos ? first : rest.find('/', first + 1);
     if (second != std::string_view::npos && rest.substr(second) == "/vk" && first > 0) {
       const std::string_view log_text = rest.substr(first + 1, second - first - 1);
-      const auto log = parse_job_id(log_text);
+      const auto log = parse_canonical_decimal(log_text);
       if (!log || *log > 64)
         throw request_error(404, "unknown_key", "no key for " + quoted(rest.substr(0, second)) +
-                                                    ": the size is a decimal log_constraints");
+                                                    ": the size is a decimal log_constraints without leading zeros");
       require_method(method, "GET", path);
       r.target = endpoint::verifying_key;
       r.circuit = std::string(rest.substr(0, first));

@@ -1,9 +1,11 @@
 // The HTTP/1.1 + JSON service of `coprove serve`: accepts connections on a Unix socket or a TCP
-// address, routes requests with the request parser, and drives the engine. Every handler runs on
-// the control executor (coroutines), so that engine state needs no locks. Boost.Beast stays in
-// http_service.cpp; this header only names what a caller configures and controls.
+// address and answers their requests with the job API (job_api.hpp), which drives the engine.
+// Every handler runs on the control executor (coroutines), so that engine state needs no locks.
+// Boost.Beast stays in the service's sources (the listener and the connection); this header only
+// names what a caller configures and controls.
 #pragma once
 
+#include <coprove/service/listen_address.hpp>
 #include <coprove/service/request_parser.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -20,27 +22,6 @@ class engine;
 }  // namespace coprove::engine
 
 namespace coprove::service {
-
-/// Where the service listens: "unix:PATH", or "HOST:PORT" with an IPv4 literal, "[IPv6]" or
-/// "localhost" (port 0 picks a free port).
-struct listen_address {
-  bool unix_socket = true;
-  std::string path;  ///< unix: the socket file
-  std::string host;  ///< tcp: the address literal
-  std::uint16_t port = 0;
-
-  bool is_unix() const noexcept { return unix_socket; }
-  /// True for a Unix socket or a loopback TCP address.
-  bool is_loopback() const;
-  std::string to_string() const;
-};
-
-/// Parses a listen address; throws std::invalid_argument saying what is wrong with it.
-listen_address parse_listen_address(std::string_view text);
-
-/// The Unix socket `coprove serve` listens on when none is configured:
-/// unix:$XDG_RUNTIME_DIR/coprove.sock, or unix:/run/coprove/coprove.sock without XDG_RUNTIME_DIR.
-std::string default_listen_address();
 
 struct http_service_config {
   listen_address listen;

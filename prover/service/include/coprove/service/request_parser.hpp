@@ -53,14 +53,18 @@ struct job_request {
 /// Bounds the parser enforces before anything reaches the engine. Semantic checks that need the
 /// engine (is the circuit known, does the job fit the memory plan) happen after parsing.
 struct request_limits {
-  std::size_t max_body_bytes = 64 * 1024;
+  std::size_t max_body_bytes = 64 * 1024;  ///< server.max_body_bytes
   unsigned max_json_depth = 8;
   std::size_t max_circuit_name = 64;
   std::size_t max_request_id = 128;
+  /// The smallest circuit size (r1cs::min_log_constraints in `coprove serve`); below it 422
+  /// out_of_range.
   unsigned min_log_constraints = 1;
+  /// engine.max_log_constraints, the largest job the memory plan is sized for; above it 422
+  /// exceeds_memory_plan.
   unsigned max_log_constraints = 32;
-  std::size_t max_partitions = 4096;
-  double max_wait_seconds = 3600.0;
+  std::size_t max_partitions = 4096;  ///< engine.max_partitions_per_job
+  double max_wait_seconds = 3600.0;   ///< server.max_wait_seconds
   /// The largest .wtns body POST /v1/circuits/{name}/proofs takes: the largest circuit's witness
   /// file (0 without circuits). Bodies up to the larger of this and max_body_bytes are read; a JSON
   /// body is still held to max_body_bytes.
@@ -89,12 +93,13 @@ struct route {
 /// log_constraints, partitions, seed (non-negative integers), priority (low, normal, high,
 /// critical) and request_id (1 to max_request_id printable characters). Throws request_error: 413 for a body
 /// over limits.max_body_bytes, 400 for malformed JSON, a wrong type or an unknown field, 422 for a
-/// value out of range.
+/// value out of range (exceeds_memory_plan for a log_constraints over limits.max_log_constraints).
+/// Messages name the limits by their configuration keys (docs/CONFIG.md).
 job_request parse_job_request(std::string_view body, const job_request& defaults, const request_limits& limits);
 
 /// Parses a method and request target ("/v1/jobs/12/result?wait=5"). Throws request_error: 404 for
-/// an unknown path or a job id that is not a number, 405 for a method the path does not take, 400
-/// for a bad query string.
+/// an unknown path or a job id that is not a canonical decimal number (no sign, no leading zero),
+/// 405 for a method the path does not take, 400 for a bad query string.
 route parse_route(std::string_view method, std::string_view target, const request_limits& limits);
 
 /// The JSON error body {"error": {"code": code, "message": message}}.
