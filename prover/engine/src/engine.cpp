@@ -11,6 +11,7 @@
 #include <coprove/engine/bottleneck.hpp>
 #include <coprove/engine/detail/admission.hpp>
 #include <coprove/engine/detail/depth_controller.hpp>
+#include <coprove/engine/detail/engine_sizing.hpp>
 #include <coprove/engine/detail/partition_inputs.hpp>
 #include <coprove/engine/detail/partition_observer.hpp>
 #include <coprove/engine/detail/partition_synthesis.hpp>
@@ -325,7 +326,8 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   depth_basis basis() const;
   // The constraint cache's files: loaded once per circuit id (any thread), saved once built.
   void load_pce_file(const std::string& circuit_id);
-  void plan_devices();
+  key_sizes key_sizes_of() const;
+  void apply_device_sizing();
   void pce_synthesized(const std::string& circuit_id, const synthesis_outcome& s);
   std::string pce_file(const std::string& circuit_id) const;
   std::map<std::string, pce_cache_entry> pce_cache_entries() const;
@@ -349,6 +351,7 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   boost::asio::any_io_executor executor_;  // strand_ as an any_io_executor, for handlers bound to it
   engine_config config_;
   std::unique_ptr<compute_backend> backend_;
+  engine_sizing sizing_;  // set once the keys are loaded, read-only after
   std::size_t devices_ = 0, slots_ = 0, total_depth_ = 0, synthesis_threads_ = 0;
   // Per device, now (the measured depth moves on the strand; readers on any thread).
   std::atomic<std::size_t> depth_{0};
@@ -406,12 +409,6 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   void forget_expired_locked(std::chrono::steady_clock::time_point now) const;
 
   // Per (circuit, log size): what admission needs to know without building the circuit again.
-  struct circuit_facts {
-    std::size_t working_set = 0;
-    std::string id;
-    bool witness_fits = false;
-  };
-  static circuit_facts facts_of(const circuit& c);
   std::map<std::pair<std::string, unsigned>, circuit_facts> circuit_facts_;
   // The plan gives a partition one input vector (its assignment): b and c are leased only when
   // its synthesis takes the slow path.
@@ -449,13 +446,6 @@ void complete_on_associated(const Executor& via, Handler handler, Args... args) 
   });
 }
 
-std::size_t resolve_depth(const engine_config& cfg, const compute_backend* backend) {
-  if (!backend) throw std::invalid_argument("engine: backend must not be null");
-  if (backend->device_count() == 0) throw std::invalid_argument("engine: the backend has no devices");
-  if (backend->worker_slots_per_device() == 0) throw std::invalid_argument("engine: the backend has no worker slots");
-  return cfg.depth_per_device;  // 0: measured, decided once the plan's limit is known
-}
-
 observer_config observer_config_of(const engine_config& cfg, const compute_backend& backend, std::size_t depth) {
   observer_config o;
   o.backend = std::string(backend.name());
@@ -479,93 +469,24 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
       executor_(strand_),
       config_(std::move(cfg)),
       backend_(std::move(backend)),
-      depth_(resolve_depth(config_, backend_.get())),
+      sizing_((check_config(config_, backend_.get()), engine_sizing{})),
+      depth_(config_.depth_per_device),
       observer_(observer_config_of(config_, *backend_, depth_)),
       workers_(executor_, backend_->device_count(), backend_->worker_slots_per_device()) {
-  devices_ = backend_->device_count();
-  slots_ = backend_->worker_slots_per_device();
-  if (config_.policy == dispatch_policy::poll) {
-    if (config_.poll_interval.count() <= 0)
-      throw std::invalid_argument("engine_config.poll_interval: must be positive for the poll policy");
-    if (config_.poll_queue_limit == 0)
-      throw std::invalid_argument("engine_config.poll_queue_limit: must be at least 1 for the poll policy");
-  }
-  if (config_.trace_max_events == 0) throw std::invalid_argument("engine_config.trace_max_events: must be positive");
-  if (config_.max_partitions_per_job == 0)
-    throw std::invalid_argument("engine_config.max_partitions_per_job: must be at least 1");
-  if (config_.synthesizer_sends_assignment && !config_.synthesizer)
-    throw std::invalid_argument("engine_config.synthesizer_sends_assignment: set, but no synthesizer is configured");
-  if (config_.synthesizer_sends_assignment && !config_.backend_spmv)
-    throw std::invalid_argument(
-        "engine_config.synthesizer_sends_assignment: needs backend_spmv (the backend evaluates the matrices)");
-  try {
-    validate_circuit_parameters(config_.plan_circuit, config_.max_log_constraints);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("engine_config (plan_circuit / max_log_constraints): ") + e.what());
-  }
-  const std::size_t threads =
-      config_.synthesis_threads != 0 ? config_.synthesis_threads : std::max(1u, std::thread::hardware_concurrency());
-  synthesis_threads_ = threads;
-  if (config_.first_job_id == 0) throw std::invalid_argument("engine_config.first_job_id: must be at least 1");
   first_job_id_ = next_job_id_ = config_.first_job_id;
   load_keys();
   load_zkeys();
-
-  // The plan: every partition in flight holds a/b/c and h pinned and one synthesis working set
-  // (and, proving, the MSMs' scratch); the proving keys are held once.
-  const auto plan_circuit = make_circuit(config_.plan_circuit, config_.max_log_constraints, 1, 0);
-  // With the SpMV on the backend, a partition of a circuit whose PCE exists holds only its
-  // assignment (in its `a` vector) and h; b and c are leased for the slow path, which under `wait`
-  // is one partition a circuit. Two sets of them are planned; more wait for the pool. A configured
-  // synthesizer that sends the assignment is planned the same way.
-  const circuit_facts plan_facts = facts_of(*plan_circuit);
-  lean_inputs_ = config_.backend_spmv && plan_facts.witness_fits &&
-                 (config_.synthesizer ? config_.synthesizer_sends_assignment : config_.pce == pce_policy::wait);
-  const auto plan_for = [&](std::size_t in_flight) {
-    memory_plan_input plan_input =
-        memory_plan_input_for(*plan_circuit, in_flight, in_flight, config_.memory_budget_bytes);
-    plan_input.key_bytes = key_bytes_;
-    // The proof's MSMs run on the backend: on the host backend in its worker slots (charged per
-    // partition in flight, which bounds it), on a GPU in device memory (the device plan's).
-    if (config_.results == result_kind::proof && !backend_->copies_to_device())
-      plan_input.proving_working_set_bytes = groth16::estimate_prove_working_set(
-          plan_circuit->shape().num_variables(), plan_circuit->domain_size());
-    if (lean_inputs_) {
-      plan_input.input_vectors_per_slot = 1;
-      plan_input.full_input_slots = 2;
-    }
-    if (config_.backend_spmv) plan_input.backend_bytes = backend_->host_working_bytes(plan_circuit->domain_size());
-    return plan_memory(plan_input);
-  };
-  if (config_.depth_per_device != 0) {
-    depth_max_ = config_.depth_per_device;
-    plan_ = plan_for(depth_max_ * devices_);
-  } else {
-    // Measured: the plan is sized for the most the depth may reach, what the CPU can use or, when
-    // the budget does not hold that, the largest depth it does.
-    depth_limits limits{devices_, slots_, threads, 1};
-    depth_max_ = depth_controller::cpu_limit(limits);
-    depth_max_reason_ = "cpu";
-    try {
-      plan_ = plan_for(depth_max_ * devices_);
-    } catch (const memory_plan_error&) {
-      std::size_t fits = 0, too_many = depth_max_;
-      while (too_many - fits > 1) {
-        const std::size_t mid = fits + (too_many - fits) / 2;
-        try {
-          plan_for(mid * devices_);
-          fits = mid;
-        } catch (const memory_plan_error&) {
-          too_many = mid;
-        }
-      }
-      if (fits == 0) throw;  // not even one partition a device: the error names the numbers
-      depth_max_ = fits;
-      depth_max_reason_ = "memory";
-      plan_ = plan_for(depth_max_ * devices_);
-    }
-    limits.plan_limit = depth_max_;
-    depth_controller_.emplace(limits);
+  sizing_ = size_engine(config_, *backend_, key_sizes_of());
+  devices_ = sizing_.devices;
+  slots_ = sizing_.slots;
+  synthesis_threads_ = sizing_.synthesis_threads;
+  depth_max_ = sizing_.depth_max;
+  depth_max_reason_ = sizing_.depth_max_reason;
+  plan_ = sizing_.plan;
+  key_copies_ = sizing_.key_copies;
+  lean_inputs_ = sizing_.lean_inputs;
+  if (sizing_.measured) {
+    depth_controller_.emplace(*sizing_.measured);
     depth_ = depth_controller_->depth();
     observer_.set_depth(depth_);
   }
@@ -576,32 +497,14 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
     depth_basis_.max = depth_max_;
     depth_basis_.max_reason = depth_max_reason_;
   }
-  plan_devices();
-  if (config_.prewarm_partitions > depth_max_ * devices_)
-    throw std::invalid_argument("engine_config.prewarm_partitions: " + std::to_string(config_.prewarm_partitions) +
-                                " exceeds the partitions in flight (" + std::to_string(depth_max_ * devices_) + ")");
-  circuit_facts_[{config_.plan_circuit, config_.max_log_constraints}] = plan_facts;
+  apply_device_sizing();
+  circuit_facts_[{config_.plan_circuit, config_.max_log_constraints}] = sizing_.plan_facts;
 
-  pinned::pool_config pool_cfg;
-  pool_cfg.capacity_bytes = plan_.pinned_pool_bytes;
-  // By default the pool is warmed for the most the depth may reach (what the plan charges), so a
-  // measured depth that rises never page-locks on a partition's path: page-locking a buffer while
-  // partitions run costs the run more than the buffers' memory, which the plan holds anyway.
-  const std::size_t most_in_flight = depth_max_ * devices_;
-  const std::size_t prewarm = config_.prewarm_partitions == 0 ? most_in_flight : config_.prewarm_partitions;
-  // Every vector the plan holds for `prewarm` partitions: a/b/c (or the assignment) and h, and with
-  // one input vector a partition, the slow path's b and c sets too when all partitions prewarm (the
-  // first partition of a circuit records its PCE on the slow path).
-  pool_cfg.prewarm_count = prewarm * (plan_.input_vectors_per_slot + 1) +
-                           (prewarm >= most_in_flight ? 2 * plan_.full_input_slots : 0);
-  pool_cfg.prewarm_bytes = plan_.vector_bytes;
-  if (config_.pageable_fallback) {
-    pool_cfg.fallback = pinned::pool_config::fallback_policy::pageable;
+  if (config_.pageable_fallback)
     runtime::warn_once("engine.pageable_fallback", "engine",
                        "pageable fallback is configured: an exhausted pinned pool hands out pageable "
                        "buffers (slow H2D); counted in coprove_pinned_fallbacks_total");
-  }
-  pool_ = std::make_unique<pinned::pool>(executor_, backend_->make_host_allocator(), pool_cfg);
+  pool_ = std::make_unique<pinned::pool>(executor_, backend_->make_host_allocator(), sizing_.pool);
   if (config_.synthesizer)
     runtime::warn_once("engine.synthesizer", "engine",
                        "synthesis is replaced by a configured synthesizer (" + config_.synthesizer_name +
@@ -617,7 +520,7 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   if (config_.synthesis_executor) {
     cpu_ = config_.synthesis_executor;
   } else {
-    own_cpu_ = std::make_unique<boost::asio::thread_pool>(threads);
+    own_cpu_ = std::make_unique<boost::asio::thread_pool>(synthesis_threads_);
     cpu_ = own_cpu_->get_executor();
   }
   if (backend_->copies_to_device() && !backend_->make_host_allocator()->is_pinned())
@@ -631,7 +534,7 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
                                                                                       : "the memory budget allows") +
                                                           "; the memory plan is sized for it)"
                                                     : std::string(" (configured)"))
-                              << ", " << threads << " synthesis thread(s)";
+                              << ", " << synthesis_threads_ << " synthesis thread(s)";
   if (config_.pce_cache_dir.empty()) {
     COPROVE_LOG(info, "engine") << "constraint cache files are off (engine.pce_cache_dir is empty): each circuit's "
                                    "PCE is built in memory by its first partition";
@@ -715,78 +618,44 @@ void engine_core::load_keys() {
   }
 }
 
-// The device memory plan of each device of a backend with memory of its own: every proving key
-// resident (the planned ones by their shape), the matrices (the PCE estimate, when the backend
-// evaluates them) and every worker slot's buffers and MSM workspace at the largest size, within
-// the device's memory; refuses to start, naming the device, the circuits and the bytes.
-void engine_core::plan_devices() {
-  const std::vector<std::size_t> wanted = backend_->device_key_copies_wanted();
-  key_copies_.copies = backend_->device_key_copies();
-  key_copies_.source = !wanted.empty() ? "auto" : "configured";
-  key_copies_.reason = !wanted.empty() ? "no proving key goes to a device in this engine (results or backend)"
-                                       : "as the backend was configured (msm_copies)";
-  const auto publish = [&] {
-    runtime::registry::global()
-        .get_gauge("coprove_engine_device_key_copies",
-                   "Copies of each proving key's points kept on a device for the MSMs (msm_copies, or what auto settled)")
-        .set(static_cast<double>(key_copies_.copies));
-  };
-  if (config_.results != result_kind::proof || !backend_->copies_to_device()) return publish();
-  std::size_t key_bytes = 0, n = std::size_t{1} << config_.max_log_constraints, variables = 0;
-  std::string circuits;
-  const auto add = [&](const std::string& name, std::size_t bytes, std::size_t domain, std::size_t vars) {
-    key_bytes += bytes;
-    n = std::max(n, domain);
-    variables = std::max(variables, vars);
-    circuits += (circuits.empty() ? "" : ", ") + name;
-  };
+// The keys as the sizing charges them: every key given or planned on the host; on a device each
+// key given, each zkey and each planned key not given, in that order.
+key_sizes engine_core::key_sizes_of() const {
+  key_sizes out;
+  out.host_bytes = key_bytes_;
+  if (config_.results != result_kind::proof) return out;
   for (const auto& [id, entry] : keys_)
-    add(key_name(id.first, id.second), device_key_bytes(*entry->keys.pk), entry->keys.pk->domain_size(),
-        entry->keys.pk->num_variables());
-  for (const auto& [name, z] : zkeys_) add(name, device_key_bytes(z.key->pk), z.key->pk.domain_size(), z.key->pk.num_variables());
+    out.device.push_back({key_name(id.first, id.second), device_key_bytes(*entry->keys.pk),
+                          entry->keys.pk->domain_size(), entry->keys.pk->num_variables()});
+  for (const auto& [name, z] : zkeys_)
+    out.device.push_back({name, device_key_bytes(z.key->pk), z.key->pk.domain_size(), z.key->pk.num_variables()});
   for (const auto& [circuit, log] : config_.planned_keys) {
     if (keys_.count({circuit, log}) != 0) continue;
     const circuit_shape shape = make_circuit(circuit, log, 1, 0)->shape();
     const std::size_t domain = std::size_t{1} << log;
-    add(key_name(circuit, log), device_key_bytes(shape.num_inputs, shape.num_aux, domain), domain,
-        shape.num_inputs + shape.num_aux);
+    out.device.push_back({key_name(circuit, log), device_key_bytes(shape.num_inputs, shape.num_aux, domain), domain,
+                          shape.num_inputs + shape.num_aux});
   }
-  const std::vector<std::string> names = backend_->device_names();
-  // Each device's plan with the keys in `copies` copies.
-  const auto inputs = [&](std::size_t copies) {
-    std::vector<device_memory_plan_input> out;
-    for (std::size_t d = 0; d < devices_; ++d) {
-      const std::optional<device_memory> memory = backend_->device_memory_of(d);
-      if (!memory) continue;
-      device_memory_plan_input input;
-      input.device = d;
-      input.device_name = d < names.size() ? names[d] : std::string();
-      input.total_bytes = memory->total_bytes;
-      input.in_use_bytes = memory->in_use_at_start_bytes;
-      input.key_bytes = key_bytes * copies;
-      input.circuits = circuits.empty() ? std::string("no circuit") : circuits;
-      if (copies > 1) input.circuits += " (" + std::to_string(copies) + " copies of each key's points)";
-      input.matrices_bytes = config_.backend_spmv ? plan_.pce_bytes : 0;
-      input.slots = slots_;
-      input.slot_bytes = backend_->device_working_bytes(n, variables, copies);
-      input.shared_bytes = backend_->device_shared_bytes(n);
-      out.push_back(std::move(input));
-    }
-    return out;
-  };
-  if (!wanted.empty()) {
-    // msm_copies auto: the fastest copies every device holds beside its slots, else one; anything
-    // but the fastest is a fallback, said at warning with the figures that refused it.
-    key_copies_ = choose_device_key_copies(inputs, wanted);
+  return out;
+}
+
+// What the sizing decided for the devices: the key copies settled on the backend (msm_copies
+// auto: anything but the fastest is a fallback, said at warning with the figures that refused it),
+// published, and each device's plan said at info.
+void engine_core::apply_device_sizing() {
+  if (sizing_.key_copies_auto) {
     backend_->settle_device_key_copies(key_copies_.copies);
-    if (key_copies_.copies != wanted.front())
+    if (sizing_.key_copies_fallback)
       COPROVE_LOG(warning, "engine") << "msm_copies auto: " << key_copies_.reason;
     else
       COPROVE_LOG(info, "engine") << "msm_copies auto: " << key_copies_.reason;
   }
-  publish();
-  for (const device_memory_plan_input& input : inputs(key_copies_.copies))
-    COPROVE_LOG(info, "engine") << "device memory plan: " << plan_device_memory(input).describe();
+  runtime::registry::global()
+      .get_gauge("coprove_engine_device_key_copies",
+                 "Copies of each proving key's points kept on a device for the MSMs (msm_copies, or what auto settled)")
+      .set(static_cast<double>(key_copies_.copies));
+  for (const device_memory_plan& device : sizing_.device_plans)
+    COPROVE_LOG(info, "engine") << "device memory plan: " << device.describe();
 }
 
 // Each zkey circuit: a key entry (the zkey's queries, its prepared vk) and its domain, charged in
@@ -849,12 +718,6 @@ void engine_core::start() {
 engine_core::~engine_core() {
   // The CPU pool first: its tasks reference nothing of ours once their coroutines are gone.
   if (own_cpu_) own_cpu_->join();
-}
-
-engine_core::circuit_facts engine_core::facts_of(const circuit& c) {
-  const circuit_shape shape = c.shape();
-  return {std::max<std::size_t>(estimate_synthesis_working_set(shape), 1), c.id(),
-          shape.num_variables() <= c.domain_size()};
 }
 
 void engine_core::validate(const prove_request& request) const {
