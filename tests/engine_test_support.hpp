@@ -13,6 +13,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
 #include <mutex>
 #include <cstdint>
 #include <system_error>
@@ -55,6 +59,22 @@ struct synthesis_gate {
     }
     cv.notify_all();
   }
+};
+
+/// A fresh folder under the system's temporary directory, removed at the end of the scope.
+struct temp_dir {
+  std::filesystem::path path;
+  temp_dir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "coprove-engine-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path = pattern;
+  }
+  ~temp_dir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
 };
 
 /// An io_context running on its own thread for as long as the object lives.

@@ -32,19 +32,7 @@ using test::running_io;
 // 8 synthesis threads: the CPU's limit on the depth (8 + 2 x 2 slots) is well above the estimate.
 engine_config records_config() { return test::records_config(10, 8); }
 
-// A fresh folder under the system's temporary directory, removed at the end of the scope.
-struct temp_dir {
-  std::filesystem::path path;
-  temp_dir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "coprove-pce-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path = pattern;
-  }
-  ~temp_dir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-};
+using coprove::test::temp_dir;
 
 std::size_t number(const boost::json::value& v) { return v.to_number<std::size_t>(); }
 

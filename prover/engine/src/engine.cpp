@@ -14,6 +14,7 @@
 #include <coprove/engine/detail/engine_sizing.hpp>
 #include <coprove/engine/detail/partition_inputs.hpp>
 #include <coprove/engine/detail/partition_observer.hpp>
+#include <coprove/engine/detail/pce_files.hpp>
 #include <coprove/engine/detail/partition_synthesis.hpp>
 #include <coprove/engine/detail/worker_pool.hpp>
 
@@ -324,13 +325,8 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   // The measured depth: one verified partition's stage times in, the depth applied when it moves.
   void measured(const depth_sample& sample);
   depth_basis basis() const;
-  // The constraint cache's files: loaded once per circuit id (any thread), saved once built.
-  void load_pce_file(const std::string& circuit_id);
   key_sizes key_sizes_of() const;
   void apply_device_sizing();
-  void pce_synthesized(const std::string& circuit_id, const synthesis_outcome& s);
-  std::string pce_file(const std::string& circuit_id) const;
-  std::map<std::string, pce_cache_entry> pce_cache_entries() const;
 
   void partition_ended(const std::shared_ptr<job>& j, std::size_t index, std::optional<partition_result> result,
                        std::error_code ec, const std::string& message);
@@ -365,6 +361,7 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   device_key_copies_choice key_copies_;  // set by plan_devices at construction, read-only after
   std::unique_ptr<pinned::pool> pool_;
   std::shared_ptr<pce_cache> pce_;  // shared with a save in flight on the synthesis executor
+  std::unique_ptr<pce_files> pce_files_;  // the cache's files: loaded once per circuit id, saved once built
   std::unique_ptr<runtime::async_semaphore> memory_;
   // With lean inputs: partitions holding a, b and c at once, at most the plan's full input slots,
   // so that every partition in flight can hold its buffers at the same time (no hold and wait).
@@ -426,9 +423,6 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   void load_keys();
   void load_zkeys();
   void validate_zkey_request(const zkey_entry& z, const prove_request& request) const;
-  // Per circuit id: whether its constraint cache was loaded or built, and how long it took.
-  mutable std::mutex pce_files_mutex_;  // held while a file loads, so that each loads once
-  std::map<std::string, pce_cache_entry> pce_files_;
 };
 
 namespace {
@@ -523,6 +517,7 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
     own_cpu_ = std::make_unique<boost::asio::thread_pool>(synthesis_threads_);
     cpu_ = own_cpu_->get_executor();
   }
+  pce_files_ = std::make_unique<pce_files>(config_.pce_cache_dir, !config_.synthesizer, pce_, cpu_);
   if (backend_->copies_to_device() && !backend_->make_host_allocator()->is_pinned())
     runtime::warn_once("engine.pageable_backend", "engine", "the backend's host allocator is not page-locked");
   COPROVE_LOG(info, "engine") << "engine on backend " << backend_->name() << ": " << devices_ << " device(s) x "
@@ -541,7 +536,7 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   } else {
     COPROVE_LOG(info, "engine") << "constraint cache files in " << config_.pce_cache_dir;
     for (const circuit_keys& k : config_.keys)
-      load_pce_file(make_circuit(k.circuit, k.log_constraints, 1, 0)->id());
+      pce_files_->load(make_circuit(k.circuit, k.log_constraints, 1, 0)->id());
   }
   // The composition root prints the plan where a person reads it; the log keeps it at debug.
   COPROVE_LOG(debug, "engine") << "memory plan\n" << plan_.describe();
@@ -765,7 +760,7 @@ std::uint64_t engine_core::submit(prove_request request) {
     if (it != circuit_facts_.end()) facts = it->second;
   }
   if (!facts) facts = facts_of(*make_circuit(request.circuit, request.log_constraints, request.seed, 0));
-  load_pce_file(facts->id);
+  pce_files_->load(facts->id);
   std::shared_ptr<const key_entry> key;
   std::size_t working_set = facts->working_set;
   if (config_.results == result_kind::proof) {
@@ -1185,7 +1180,7 @@ boost::asio::awaitable<synthesis_outcome> engine_core::synthesize(const job& j, 
     }
     const synthesis_path path =
         config_.synthesizer ? synthesis_path::configured : s.output.pce_used ? synthesis_path::pce : synthesis_path::slow;
-    if (path == synthesis_path::slow) pce_synthesized(j.circuit_id, s);
+    if (path == synthesis_path::slow) pce_files_->built(j.circuit_id, s.end - s.start);
     observer_.synthesized(ref, s.lane, s.start, s.end, path, s.matrices != nullptr);
     co_return s;
   }
@@ -1441,108 +1436,6 @@ depth_basis engine_core::basis() const {
   return depth_basis_;
 }
 
-namespace {
-
-// A circuit id ("mimc/16") as a file name: anything but letters, digits, '.', '-' becomes '_'.
-std::string file_name_of(const std::string& circuit_id) {
-  std::string out;
-  for (char ch : circuit_id)
-    out += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-') ? ch : '_';
-  return out + ".pce";
-}
-
-double seconds_since(std::uint64_t start) { return static_cast<double>(now_ns() - start) / 1e9; }
-
-// Counts what became of constraint-cache files, so that a rejected file (rebuilt at the cost of a
-// slow synthesis) or a failed save shows in metrics as well as in the warning.
-void count_pce_file(std::string_view outcome) {
-  runtime::registry::global()
-      .get_counter("coprove_engine_pce_cache_files_total",
-                   "Constraint-cache files by outcome (loaded, rejected and rebuilt, saved, save_failed)",
-                   {{"outcome", std::string(outcome)}})
-      .inc();
-}
-
-}  // namespace
-
-std::string engine_core::pce_file(const std::string& circuit_id) const {
-  return (std::filesystem::path(config_.pce_cache_dir) / file_name_of(circuit_id)).string();
-}
-
-// Loads a circuit's constraint-cache file once (later calls return at once); a missing file is
-// built by the circuit's first partition, an unusable one too (said at warning).
-void engine_core::load_pce_file(const std::string& circuit_id) {
-  if (config_.pce_cache_dir.empty() || config_.synthesizer) return;
-  std::lock_guard lock(pce_files_mutex_);
-  if (pce_files_.count(circuit_id) != 0) return;
-  pce_cache_entry& entry = pce_files_[circuit_id];
-  entry.file = pce_file(circuit_id);
-  std::error_code ec;
-  if (!std::filesystem::exists(entry.file, ec)) return;
-  const std::uint64_t start = now_ns();
-  try {
-    pce_->load(entry.file);
-    if (pce_->contains(circuit_id)) {
-      entry.state = "loaded";
-      entry.seconds = seconds_since(start);
-      count_pce_file("loaded");
-      COPROVE_LOG(info, "engine") << "constraint cache of " << circuit_id << " loaded from " << entry.file << " in "
-                                  << entry.seconds * 1e3 << " ms";
-      return;
-    }
-    COPROVE_LOG(warning, "engine") << "constraint cache file " << entry.file << " holds no PCE of " << circuit_id
-                                   << ": rebuilt by its first partition and saved again";
-  } catch (const std::exception& e) {
-    COPROVE_LOG(warning, "engine") << "constraint cache file " << entry.file << " is unusable (" << e.what()
-                                   << "): rebuilt by its first partition and saved again";
-  }
-  count_pce_file("rejected");
-}
-
-// After a slow-path synthesis: when it left the circuit's PCE ready and none was recorded as
-// built yet (a first build, or a rebuild of a file that failed its check), record how long it
-// took and save the file, on the synthesis executor.
-void engine_core::pce_synthesized(const std::string& circuit_id, const synthesis_outcome& s) {
-  if (config_.synthesizer || !pce_->contains(circuit_id)) return;
-  std::string file;
-  {
-    std::lock_guard lock(pce_files_mutex_);
-    pce_cache_entry& entry = pce_files_[circuit_id];
-    if (entry.state == "built" || entry.state == "off") return;
-    entry.seconds = static_cast<double>(s.end - s.start) / 1e9;
-    if (config_.pce_cache_dir.empty()) {
-      entry.state = "off";
-      return;
-    }
-    entry.state = "built";
-    entry.file = pce_file(circuit_id);
-    file = entry.file;
-  }
-  // The task holds the cache, not the core: it may outlive the engine (a configured executor).
-  boost::asio::post(cpu_, [cache = pce_, circuit_id, file] {
-    const std::uint64_t start = now_ns();
-    try {
-      std::filesystem::create_directories(std::filesystem::path(file).parent_path());
-      cache->save(file, circuit_id);
-      count_pce_file("saved");
-      COPROVE_LOG(info, "engine") << "constraint cache of " << circuit_id << " saved to " << file << " in "
-                                  << seconds_since(start) * 1e3 << " ms";
-    } catch (const std::exception& e) {
-      COPROVE_LOG(warning, "engine") << "constraint cache of " << circuit_id << " could not be saved to " << file
-                                     << ": " << e.what() << " (the next process builds it again)";
-      count_pce_file("save_failed");
-    }
-  });
-}
-
-std::map<std::string, pce_cache_entry> engine_core::pce_cache_entries() const {
-  std::lock_guard lock(pce_files_mutex_);
-  std::map<std::string, pce_cache_entry> out;
-  for (const auto& [id, e] : pce_files_)
-    if (!e.state.empty()) out.emplace(id, e);
-  return out;
-}
-
 void engine_core::partition_ended(const std::shared_ptr<job>& j, std::size_t index,
                                   std::optional<partition_result> result, std::error_code ec,
                                   const std::string& message) {
@@ -1749,7 +1642,7 @@ engine_status engine_core::status_snapshot() const {
                 basis()};
   s.dispatch.depth = depth_per_device();
   s.pce_cache_dir = config_.pce_cache_dir;
-  s.pce_cache = pce_cache_entries();
+  s.pce_cache = pce_files_->entries();
   s.bottleneck = report().bottleneck;
   std::lock_guard lock(jobs_mutex_);
   forget_expired_locked(std::chrono::steady_clock::now());
@@ -1778,7 +1671,7 @@ engine_report engine_core::report() const {
   r.plan = plan_;
   r.device_keys = key_copies_;
   r.pce_cache_dir = config_.pce_cache_dir;
-  r.pce_cache = pce_cache_entries();
+  r.pce_cache = pce_files_->entries();
   r.synthesis_threads = synthesis_threads_;
   r.worker_slots_per_device = slots_;
   observer_.fill(r);
