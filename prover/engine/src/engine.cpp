@@ -12,6 +12,7 @@
 #include <coprove/engine/detail/admission.hpp>
 #include <coprove/engine/detail/depth_controller.hpp>
 #include <coprove/engine/detail/engine_sizing.hpp>
+#include <coprove/engine/detail/job_table.hpp>
 #include <coprove/engine/detail/partition_inputs.hpp>
 #include <coprove/engine/detail/partition_observer.hpp>
 #include <coprove/engine/detail/pce_files.hpp>
@@ -218,41 +219,6 @@ struct key_entry {
   std::string vk_sha256;
 };
 
-struct job_waiter {
-  engine::prove_handler handler;
-  bool cancels_job = false;  // async_prove: cancelling the wait cancels the job
-};
-
-struct job {
-  std::uint64_t id = 0;
-  prove_request request;
-  std::shared_ptr<const evaluation_domain> domain;
-  std::size_t reservation_bytes = 0;
-  std::string circuit_id;     // the PCE key of the request's circuit
-  std::shared_ptr<const key_entry> key;  // results = proof: the circuit's key
-  std::shared_ptr<const groth16::zkey> zkey;  // a zkey circuit: its key, witnesses in the request
-  bool witness_fits = false;  // its assignment fits one vector of the domain
-  std::uint64_t submit_ns = 0, end_ns = 0;
-  // Written on the strand, read by status() from any thread.
-  std::atomic<job_state> state{job_state::queued};
-  std::atomic<std::size_t> completed{0};
-  std::string error;  // guarded by engine_core::jobs_mutex_
-  // Strand only.
-  std::error_code error_code;
-  bool stop_requested = false;
-  std::size_t ended = 0;  // partitions that have finished or will never run
-  std::vector<std::optional<partition_result>> results;
-  std::vector<std::unique_ptr<boost::asio::cancellation_signal>> cancel_signals;  // kept for the job's life
-  std::vector<bool> running;
-  std::map<std::uint64_t, job_waiter> waiters;
-  std::uint64_t next_waiter = 0;
-
-  bool finished() const noexcept {
-    const job_state s = state.load(std::memory_order_acquire);
-    return s == job_state::done || s == job_state::failed || s == job_state::cancelled;
-  }
-};
-
 // What the device made of one quotient: its error, or its timings and the values at zeta.
 struct device_outcome {
   std::error_code error;
@@ -336,7 +302,6 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   void complete_waiter(const std::shared_ptr<job>& j, job_waiter waiter);
   void remove_waiter(std::uint64_t job_id, std::uint64_t waiter_id);
   void maybe_complete_shutdown();
-  std::shared_ptr<job> find_job(std::uint64_t id) const;
   input_sources sources() noexcept { return {*memory_, full_inputs_.get(), *pool_, full_in_flight_}; }
 
   // Runs f() on the synthesis executor and resumes the awaiting coroutine on its executor.
@@ -380,33 +345,7 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   bool stopping_ = false;
   std::vector<engine::shutdown_handler> shutdown_waiters_;
 
-  // Per job, not per partition: the job table (submit, status, cancel) and the circuit facts.
-  mutable std::mutex jobs_mutex_;
-  std::uint64_t first_job_id_ = 1, next_job_id_ = 1;
-  mutable std::map<std::uint64_t, std::shared_ptr<job>> jobs_;  // mutable: see forget_expired_locked
-  // Unfinished work, checked against max_open_jobs / max_open_partitions at submission.
-  std::size_t open_jobs_ = 0, open_partitions_ = 0;
-  // Finished jobs still in jobs_, in the order they ended, for the retention policy.
-  struct retained_job {
-    std::uint64_t id = 0;
-    std::size_t bytes = 0;
-    std::chrono::steady_clock::time_point ended;
-  };
-  mutable std::deque<retained_job> retained_;
-  mutable std::size_t retained_bytes_ = 0;
-  mutable std::uint64_t expired_ = 0;
-  // One evaluation domain per size, shared by every job of that size (a job used to hold its own:
-  // 2n x 32 bytes of twiddles for as long as it was kept).
-  std::map<unsigned, std::shared_ptr<const evaluation_domain>> domains_;
-  std::shared_ptr<const evaluation_domain> domain_for(unsigned log_constraints);  // takes jobs_mutex_
-  void retain_finished(const job& j);  // takes jobs_mutex_
-  // Called with jobs_mutex_ held by every reader too (status, expired, find_job, the snapshot), so
-  // that an old result is forgotten when it is next looked at, with no timer keeping the control
-  // executor's work count up; const because forgetting changes no answer the policy did not allow.
-  void forget_expired_locked(std::chrono::steady_clock::time_point now) const;
-
-  // Per (circuit, log size): what admission needs to know without building the circuit again.
-  std::map<std::pair<std::string, unsigned>, circuit_facts> circuit_facts_;
+  job_table jobs_;  // per job, not per partition: ids, limits, retention, domains, circuit facts
   // The plan gives a partition one input vector (its assignment): b and c are leased only when
   // its synthesis takes the slow path.
   bool lean_inputs_ = false;
@@ -466,8 +405,8 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
       sizing_((check_config(config_, backend_.get()), engine_sizing{})),
       depth_(config_.depth_per_device),
       observer_(observer_config_of(config_, *backend_, depth_)),
-      workers_(executor_, backend_->device_count(), backend_->worker_slots_per_device()) {
-  first_job_id_ = next_job_id_ = config_.first_job_id;
+      workers_(executor_, backend_->device_count(), backend_->worker_slots_per_device()),
+      jobs_(config_.first_job_id, {config_.max_open_jobs, config_.max_open_partitions}, config_.retention) {
   load_keys();
   load_zkeys();
   sizing_ = size_engine(config_, *backend_, key_sizes_of());
@@ -492,7 +431,7 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
     depth_basis_.max_reason = depth_max_reason_;
   }
   apply_device_sizing();
-  circuit_facts_[{config_.plan_circuit, config_.max_log_constraints}] = sizing_.plan_facts;
+  jobs_.remember_facts(config_.plan_circuit, config_.max_log_constraints, sizing_.plan_facts);
 
   if (config_.pageable_fallback)
     runtime::warn_once("engine.pageable_fallback", "engine",
@@ -755,9 +694,7 @@ std::uint64_t engine_core::submit(prove_request request) {
     // assignment goes to the backend alone when it fits one vector of the domain.
     facts = circuit_facts{1, z->key->matrices->circuit_id, z->key->num_variables() <= z->domain->size()};
   } else {
-    std::lock_guard lock(jobs_mutex_);
-    auto it = circuit_facts_.find({request.circuit, request.log_constraints});
-    if (it != circuit_facts_.end()) facts = it->second;
+    facts = jobs_.facts(request.circuit, request.log_constraints);
   }
   if (!facts) facts = facts_of(*make_circuit(request.circuit, request.log_constraints, request.seed, 0));
   pce_files_->load(facts->id);
@@ -776,7 +713,7 @@ std::uint64_t engine_core::submit(prove_request request) {
                                 std::to_string(capacity) + ")");
   auto j = std::make_shared<job>();
   j->request = std::move(request);
-  j->domain = z != nullptr ? z->domain : domain_for(j->request.log_constraints);
+  j->domain = z != nullptr ? z->domain : jobs_.domain_for(j->request.log_constraints);
   if (z != nullptr) j->zkey = z->key;
   j->reservation_bytes = working_set;
   j->circuit_id = facts->id;
@@ -791,105 +728,19 @@ std::uint64_t engine_core::submit(prove_request request) {
   j->results.resize(j->request.partitions);
   j->cancel_signals.resize(j->request.partitions);
   j->running.assign(j->request.partitions, false);
-  {
-    std::lock_guard lock(jobs_mutex_);
-    if (z == nullptr) circuit_facts_[{j->request.circuit, j->request.log_constraints}] = *facts;
-    if (config_.max_open_jobs != 0 && open_jobs_ >= config_.max_open_jobs)
-      throw queue_full_error("the engine holds " + std::to_string(open_jobs_) +
-                             " unfinished jobs, its limit (engine_config.max_open_jobs)");
-    if (config_.max_open_partitions != 0 && open_partitions_ + j->request.partitions > config_.max_open_partitions)
-      throw queue_full_error("the engine holds " + std::to_string(open_partitions_) +
-                             " unfinished partitions; " + std::to_string(j->request.partitions) + " more exceed its limit of " +
-                             std::to_string(config_.max_open_partitions) + " (engine_config.max_open_partitions)");
-    forget_expired_locked(std::chrono::steady_clock::now());
-    ++open_jobs_;
-    open_partitions_ += j->request.partitions;
-    j->id = next_job_id_++;
-    jobs_.emplace(j->id, j);
-  }
+  if (z == nullptr) jobs_.remember_facts(j->request.circuit, j->request.log_constraints, *facts);
+  jobs_.add(j);
   boost::asio::post(strand_, [self = shared_from_this(), j] { self->enqueue(j); });
   return j->id;
 }
 
-std::shared_ptr<const evaluation_domain> engine_core::domain_for(unsigned log_constraints) {
-  {
-    std::lock_guard lock(jobs_mutex_);
-    auto it = domains_.find(log_constraints);
-    if (it != domains_.end()) return it->second;
-  }
-  // Built outside the lock (it computes the twiddles); a second submitter of a new size may build
-  // one too, and the first stored is kept.
-  auto domain = std::make_shared<const evaluation_domain>(std::size_t{1} << log_constraints);
-  std::lock_guard lock(jobs_mutex_);
-  return domains_.emplace(log_constraints, std::move(domain)).first->second;
-}
-
-namespace {
-
-// What a finished job still holds: its record, its per-partition results (proof, public inputs,
-// evaluation record, timings), the strings of its request and error, and its cancellation signals.
-std::size_t finished_job_bytes(const job& j) {
-  std::size_t bytes = sizeof(job) + j.request.circuit.capacity() + j.circuit_id.capacity() + j.error.capacity();
-  bytes += j.results.capacity() * sizeof(std::optional<partition_result>);
-  for (const auto& r : j.results)
-    if (r) bytes += r->public_inputs.capacity() * sizeof(fr);
-  bytes += j.cancel_signals.capacity() * sizeof(std::unique_ptr<boost::asio::cancellation_signal>);
-  for (const auto& signal : j.cancel_signals)
-    if (signal) bytes += sizeof(boost::asio::cancellation_signal);
-  bytes += j.running.capacity() / 8;
-  return bytes;
-}
-
-}  // namespace
-
-void engine_core::retain_finished(const job& j) {
-  const auto now = std::chrono::steady_clock::now();
-  std::lock_guard lock(jobs_mutex_);
-  if (open_jobs_ > 0) --open_jobs_;
-  open_partitions_ -= std::min(open_partitions_, j.request.partitions);
-  const std::size_t bytes = finished_job_bytes(j);
-  retained_.push_back({j.id, bytes, now});
-  retained_bytes_ += bytes;
-  forget_expired_locked(now);
-}
-
-// Forgets the oldest finished jobs while the kept ones are too many, too large or too old. The
-// strand keeps its own references to jobs it still completes waiters of.
-void engine_core::forget_expired_locked(std::chrono::steady_clock::time_point now) const {
-  const result_retention& r = config_.retention;
-  while (!retained_.empty() &&
-         (retained_.size() > r.max_jobs || retained_bytes_ > r.max_bytes || now - retained_.front().ended >= r.max_age)) {
-    jobs_.erase(retained_.front().id);
-    retained_bytes_ -= retained_.front().bytes;
-    retained_.pop_front();
-    ++expired_;
-  }
-}
-
 std::size_t engine_core::cancel_queued() {
-  std::vector<std::uint64_t> queued;
-  {
-    std::lock_guard lock(jobs_mutex_);
-    for (const auto& [id, j] : jobs_)
-      if (j->state.load(std::memory_order_acquire) == job_state::queued) queued.push_back(id);
-  }
   std::size_t cancelled = 0;
-  for (const auto id : queued) cancelled += cancel(id) ? 1 : 0;
+  for (const auto id : jobs_.queued()) cancelled += cancel(id) ? 1 : 0;
   return cancelled;
 }
 
-bool engine_core::expired(std::uint64_t id) const {
-  std::lock_guard lock(jobs_mutex_);
-  forget_expired_locked(std::chrono::steady_clock::now());
-  return id >= first_job_id_ && id < next_job_id_ && jobs_.count(id) == 0;
-}
-
-std::shared_ptr<job> engine_core::find_job(std::uint64_t id) const {
-  std::lock_guard lock(jobs_mutex_);
-  forget_expired_locked(std::chrono::steady_clock::now());
-  auto it = jobs_.find(id);
-  return it == jobs_.end() ? nullptr : it->second;
-}
+bool engine_core::expired(std::uint64_t id) const { return jobs_.expired(id); }
 
 void engine_core::enqueue(const std::shared_ptr<job>& j) {
   if (j->stop_requested) {
@@ -1459,8 +1310,7 @@ void engine_core::stop_job(const std::shared_ptr<job>& j, std::error_code ec, co
   if (!j->stop_requested) {
     j->stop_requested = true;
     j->error_code = ec;
-    std::lock_guard lock(jobs_mutex_);
-    j->error = message;
+    jobs_.set_error(*j, message);
   }
   const std::size_t removed = queue_.erase_job(j->id);
   j->ended += removed;
@@ -1471,13 +1321,7 @@ void engine_core::stop_job(const std::shared_ptr<job>& j, std::error_code ec, co
 }
 
 void engine_core::stop_open_jobs(std::error_code ec, const std::string& message) {
-  std::vector<std::shared_ptr<job>> open;
-  {
-    std::lock_guard lock(jobs_mutex_);
-    for (auto& [id, j] : jobs_)
-      if (!j->finished()) open.push_back(j);
-  }
-  for (auto& j : open) stop_job(j, ec, message);
+  for (auto& j : jobs_.unfinished()) stop_job(j, ec, message);
 }
 
 void engine_core::maybe_finish(const std::shared_ptr<job>& j) {
@@ -1488,15 +1332,9 @@ void engine_core::maybe_finish(const std::shared_ptr<job>& j) {
     state = j->error_code == std::errc::operation_canceled || j->error_code == engine_errc::shut_down
                 ? job_state::cancelled
                 : job_state::failed;
-  std::string error;
-  {
-    std::lock_guard lock(jobs_mutex_);
-    j->state.store(state, std::memory_order_release);
-    error = j->error;
-  }
+  const std::string error = jobs_.finish(*j, state);
   observer_.job_ended(state);
   live_jobs_.erase(j->id);
-  retain_finished(*j);
   COPROVE_LOG_F(info, "engine", job_fields(j->id))
       << "job " << j->id << " " << to_string(state) << ": " << j->completed << "/" << j->request.partitions
       << " partitions verified in " << ms(j->end_ns - j->submit_ns) << " ms" << (error.empty() ? "" : " (") << error
@@ -1523,7 +1361,7 @@ void engine_core::complete_waiter(const std::shared_ptr<job>& j, job_waiter wait
 
 void engine_core::await(std::uint64_t id, engine::prove_handler handler, bool cancels_job) {
   boost::asio::post(strand_, [self = shared_from_this(), id, handler = std::move(handler), cancels_job]() mutable {
-    auto j = self->find_job(id);
+    auto j = self->jobs_.find(id);
     if (!j) {
       complete_on_associated(self->strand_, std::move(handler), make_error_code(runtime::errc::invalid_argument),
                              prove_result{});
@@ -1553,7 +1391,7 @@ void engine_core::await(std::uint64_t id, engine::prove_handler handler, bool ca
 }
 
 void engine_core::remove_waiter(std::uint64_t job_id, std::uint64_t waiter_id) {
-  auto j = find_job(job_id);
+  auto j = jobs_.find(job_id);
   if (!j) return;
   auto it = j->waiters.find(waiter_id);
   if (it == j->waiters.end()) return;
@@ -1565,7 +1403,7 @@ void engine_core::remove_waiter(std::uint64_t job_id, std::uint64_t waiter_id) {
 }
 
 bool engine_core::cancel(std::uint64_t id) {
-  auto j = find_job(id);
+  auto j = jobs_.find(id);
   if (!j || j->finished()) return false;
   boost::asio::post(strand_, [self = shared_from_this(), j] {
     self->stop_job(j, runtime::operation_aborted(), "cancelled");
@@ -1596,26 +1434,14 @@ void engine_core::close() {
 void engine_core::maybe_complete_shutdown() {
   if (!stopping_ || shutdown_waiters_.empty()) return;
   if (observer_.in_flight().current() != 0 || !queue_.empty()) return;
-  {
-    std::lock_guard lock(jobs_mutex_);
-    for (auto& [id, j] : jobs_)
-      if (!j->finished()) return;
-  }
+  if (!jobs_.all_finished()) return;
   admission_->stop();
   auto waiters = std::move(shutdown_waiters_);
   shutdown_waiters_.clear();
   for (auto& handler : waiters) complete_on_associated(strand_, std::move(handler), std::error_code{});
 }
 
-std::optional<job_status> engine_core::status(std::uint64_t id) const {
-  std::lock_guard lock(jobs_mutex_);
-  forget_expired_locked(std::chrono::steady_clock::now());
-  auto it = jobs_.find(id);
-  if (it == jobs_.end()) return std::nullopt;
-  const job& j = *it->second;
-  return job_status{j.id, j.state.load(std::memory_order_acquire), j.request.partitions,
-                    j.completed.load(std::memory_order_relaxed), j.error};
-}
+std::optional<job_status> engine_core::status(std::uint64_t id) const { return jobs_.status(id); }
 
 engine_status engine_core::status_snapshot() const {
   engine_status s;
@@ -1644,21 +1470,8 @@ engine_status engine_core::status_snapshot() const {
   s.pce_cache_dir = config_.pce_cache_dir;
   s.pce_cache = pce_files_->entries();
   s.bottleneck = report().bottleneck;
-  std::lock_guard lock(jobs_mutex_);
-  forget_expired_locked(std::chrono::steady_clock::now());
-  s.jobs.open_partitions = open_partitions_;
-  s.jobs.retained_bytes = retained_bytes_;
-  s.jobs.expired = expired_;
-  s.domains = domains_.size();
-  for (const auto& [id, j] : jobs_) {
-    const job_state st = j->state.load(std::memory_order_acquire);
-    if (st == job_state::queued)
-      ++s.jobs.queued;
-    else if (st == job_state::running)
-      ++s.jobs.running;
-    else
-      ++s.jobs.finished;
-  }
+  s.jobs = jobs_.counts();
+  s.domains = jobs_.domains();
   return s;
 }
 
