@@ -13,6 +13,7 @@
 #include <coprove/engine/detail/depth_controller.hpp>
 #include <coprove/engine/detail/engine_sizing.hpp>
 #include <coprove/engine/detail/job_table.hpp>
+#include <coprove/engine/detail/key_registry.hpp>
 #include <coprove/engine/detail/partition_inputs.hpp>
 #include <coprove/engine/detail/partition_observer.hpp>
 #include <coprove/engine/detail/pce_files.hpp>
@@ -211,14 +212,6 @@ namespace detail {
 
 using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
 
-// A circuit's key as partitions prove with it: the proving key, its verifying key prepared for the
-// check of every proof, and the verifying key's digest for the report.
-struct key_entry {
-  circuit_keys keys;
-  groth16::prepared_verifying_key pvk;
-  std::string vk_sha256;
-};
-
 // What the device made of one quotient: its error, or its timings and the values at zeta.
 struct device_outcome {
   std::error_code error;
@@ -249,14 +242,10 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
 
   const memory_plan& plan() const noexcept { return plan_; }
   const groth16::verifying_key* verifying_key(std::string_view circuit, unsigned log_constraints) const {
-    const auto it = keys_.find({std::string(circuit), log_constraints});
-    return it == keys_.end() ? nullptr : &it->second->keys.pk->vk;
+    const auto entry = keys_.find(std::string(circuit), log_constraints);
+    return entry ? &entry->keys.pk->vk : nullptr;  // the key stays while the engine lives (no removal yet)
   }
-  std::vector<std::pair<std::string, unsigned>> key_ids() const {
-    std::vector<std::pair<std::string, unsigned>> out;
-    for (const auto& [id, entry] : keys_) out.push_back(id);
-    return out;
-  }
+  std::vector<std::pair<std::string, unsigned>> key_ids() const { return keys_.ids(); }
   const compute_backend& backend() const noexcept { return *backend_; }
   const engine_config& config() const noexcept { return config_; }
   std::size_t depth_per_device() const noexcept { return depth_.load(std::memory_order_relaxed); }
@@ -291,7 +280,6 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   // The measured depth: one verified partition's stage times in, the depth applied when it moves.
   void measured(const depth_sample& sample);
   depth_basis basis() const;
-  key_sizes key_sizes_of() const;
   void apply_device_sizing();
 
   void partition_ended(const std::shared_ptr<job>& j, std::size_t index, std::optional<partition_result> result,
@@ -312,7 +300,8 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   boost::asio::any_io_executor executor_;  // strand_ as an any_io_executor, for handlers bound to it
   engine_config config_;
   std::unique_ptr<compute_backend> backend_;
-  engine_sizing sizing_;  // set once the keys are loaded, read-only after
+  key_registry keys_;  // the proving keys and zkey circuits by id
+  engine_sizing sizing_;  // read-only after construction
   std::size_t devices_ = 0, slots_ = 0, total_depth_ = 0, synthesis_threads_ = 0;
   // Per device, now (the measured depth moves on the strand; readers on any thread).
   std::atomic<std::size_t> depth_{0};
@@ -349,18 +338,6 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   // The plan gives a partition one input vector (its assignment): b and c are leased only when
   // its synthesis takes the slow path.
   bool lean_inputs_ = false;
-  // The proving keys by (circuit, log size); fixed at construction.
-  std::map<std::pair<std::string, unsigned>, std::shared_ptr<const key_entry>> keys_;
-  // The zkey circuits by name, with their key entries and domains (ffjavascript's roots).
-  struct zkey_entry {
-    std::shared_ptr<const groth16::zkey> key;
-    std::shared_ptr<const key_entry> keys;
-    std::shared_ptr<const evaluation_domain> domain;
-  };
-  std::map<std::string, zkey_entry> zkeys_;
-  std::size_t key_bytes_ = 0;
-  void load_keys();
-  void load_zkeys();
   void validate_zkey_request(const zkey_entry& z, const prove_request& request) const;
 };
 
@@ -402,14 +379,12 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
       executor_(strand_),
       config_(std::move(cfg)),
       backend_(std::move(backend)),
-      sizing_((check_config(config_, backend_.get()), engine_sizing{})),
+      keys_((check_config(config_, backend_.get()), config_)),
+      sizing_(size_engine(config_, *backend_, keys_.sizes())),
       depth_(config_.depth_per_device),
       observer_(observer_config_of(config_, *backend_, depth_)),
       workers_(executor_, backend_->device_count(), backend_->worker_slots_per_device()),
       jobs_(config_.first_job_id, {config_.max_open_jobs, config_.max_open_partitions}, config_.retention) {
-  load_keys();
-  load_zkeys();
-  sizing_ = size_engine(config_, *backend_, key_sizes_of());
   devices_ = sizing_.devices;
   slots_ = sizing_.slots;
   synthesis_threads_ = sizing_.synthesis_threads;
@@ -481,98 +456,6 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   COPROVE_LOG(debug, "engine") << "memory plan\n" << plan_.describe();
 }
 
-namespace {
-
-std::string key_name(const std::string& circuit, unsigned log_constraints) {
-  return circuit + "/" + std::to_string(log_constraints);
-}
-
-}  // namespace
-
-// Checks every configured key against its circuit (counts and domain) and prepares its verifying
-// key once; refuses a proving engine without keys, and says so when results are only records.
-void engine_core::load_keys() {
-  if (config_.results == result_kind::evaluation_record) {
-    runtime::warn_once("engine.results.evaluation_record", "engine",
-                       "results are configured as evaluation records (engine_config.results): partitions end "
-                       "after the quotient with a self-check that binds nothing, not a proof");
-    if (!config_.keys.empty())
-      throw std::invalid_argument("engine_config.keys: given, but results = evaluation_record makes no proofs");
-    return;
-  }
-  for (const auto& [circuit, log] : config_.planned_keys) {
-    try {
-      validate_circuit_parameters(circuit, log);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument("engine_config.planned_keys (" + key_name(circuit, log) + "): " + e.what());
-    }
-    const circuit_shape shape = make_circuit(circuit, log, 1, 0)->shape();
-    key_bytes_ += groth16::proving_key::estimate_bytes(shape.num_inputs, shape.num_aux, std::size_t{1} << log);
-  }
-  if (config_.keys.empty() && config_.planned_keys.empty() && config_.zkey_circuits.empty())
-    throw std::invalid_argument(
-        "engine_config.keys: results = proof needs the proving key of every circuit and size it proves, and none "
-        "is given (coprove setup makes one; or set results = evaluation_record)");
-  if (config_.insecure_proof_seed)
-    runtime::warn_once("engine.insecure_proof_seed", "engine",
-                       "proof blinding (r, s) is derived from the configured seed " +
-                           std::to_string(*config_.insecure_proof_seed) +
-                           " (engine_config.insecure_proof_seed): the same proof every run, and anyone who knows "
-                           "the seed learns about the witness; for tests only");
-  for (const circuit_keys& k : config_.keys) {
-    const std::string name = key_name(k.circuit, k.log_constraints);
-    const std::string where = "engine_config.keys (" + name + (k.source.empty() ? "" : ", " + k.source) + "): ";
-    if (!k.pk) throw std::invalid_argument(where + "the proving key is null");
-    try {
-      validate_circuit_parameters(k.circuit, k.log_constraints);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(where + e.what());
-    }
-    if (keys_.count({k.circuit, k.log_constraints}) != 0) throw std::invalid_argument(where + "given twice");
-    const circuit_shape shape = make_circuit(k.circuit, k.log_constraints, 1, 0)->shape();
-    const std::size_t n = std::size_t{1} << k.log_constraints;
-    try {
-      k.pk->check_consistent();
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(where + e.what());
-    }
-    if (k.pk->domain_size() != n || k.pk->num_inputs() != shape.num_inputs || k.pk->num_aux() != shape.num_aux)
-      throw std::invalid_argument(where + "the key is for a domain of " + std::to_string(k.pk->domain_size()) +
-                                  " rows, " + std::to_string(k.pk->num_inputs()) + " inputs and " +
-                                  std::to_string(k.pk->num_aux()) + " auxiliaries; the circuit has " +
-                                  std::to_string(n) + ", " + std::to_string(shape.num_inputs) + " and " +
-                                  std::to_string(shape.num_aux));
-    auto entry = std::make_shared<key_entry>(
-        key_entry{k, groth16::prepared_verifying_key::from(k.pk->vk), {}});
-    const std::vector<std::uint8_t> vk_bytes = groth16::encode_verifying_key(k.pk->vk);
-    const auto digest = field::sha256::hash(std::as_bytes(std::span(vk_bytes)));
-    entry->vk_sha256 = field::to_hex(digest);
-    key_bytes_ += k.pk->bytes();
-    keys_.emplace(std::make_pair(k.circuit, k.log_constraints), std::move(entry));
-  }
-}
-
-// The keys as the sizing charges them: every key given or planned on the host; on a device each
-// key given, each zkey and each planned key not given, in that order.
-key_sizes engine_core::key_sizes_of() const {
-  key_sizes out;
-  out.host_bytes = key_bytes_;
-  if (config_.results != result_kind::proof) return out;
-  for (const auto& [id, entry] : keys_)
-    out.device.push_back({key_name(id.first, id.second), device_key_bytes(*entry->keys.pk),
-                          entry->keys.pk->domain_size(), entry->keys.pk->num_variables()});
-  for (const auto& [name, z] : zkeys_)
-    out.device.push_back({name, device_key_bytes(z.key->pk), z.key->pk.domain_size(), z.key->pk.num_variables()});
-  for (const auto& [circuit, log] : config_.planned_keys) {
-    if (keys_.count({circuit, log}) != 0) continue;
-    const circuit_shape shape = make_circuit(circuit, log, 1, 0)->shape();
-    const std::size_t domain = std::size_t{1} << log;
-    out.device.push_back({key_name(circuit, log), device_key_bytes(shape.num_inputs, shape.num_aux, domain), domain,
-                          shape.num_inputs + shape.num_aux});
-  }
-  return out;
-}
-
 // What the sizing decided for the devices: the key copies settled on the backend (msm_copies
 // auto: anything but the fastest is a fallback, said at warning with the figures that refused it),
 // published, and each device's plan said at info.
@@ -590,32 +473,6 @@ void engine_core::apply_device_sizing() {
       .set(static_cast<double>(key_copies_.copies));
   for (const device_memory_plan& device : sizing_.device_plans)
     COPROVE_LOG(info, "engine") << "device memory plan: " << device.describe();
-}
-
-// Each zkey circuit: a key entry (the zkey's queries, its prepared vk) and its domain, charged in
-// the memory plan; refused when its domain exceeds the buffers the plan sizes.
-void engine_core::load_zkeys() {
-  for (const zkey_circuit& z : config_.zkey_circuits) {
-    const std::string where = "engine_config.zkey_circuits (" + z.name + "): ";
-    if (!z.key) throw std::invalid_argument(where + "the zkey is null");
-    if (config_.results != result_kind::proof)
-      throw std::invalid_argument(where + "zkey circuits are proved; results = evaluation_record makes no proofs");
-    if (z.name.empty() || zkeys_.count(z.name) != 0 || keys_.count({z.name, 0}) != 0)
-      throw std::invalid_argument(where + "the name is empty or given twice");
-    const unsigned log_n = z.key->domain().log_size();
-    if (log_n > config_.max_log_constraints)
-      throw std::invalid_argument(where + "its domain of 2^" + std::to_string(log_n) +
-                                  " rows exceeds the memory plan's 2^" + std::to_string(config_.max_log_constraints) +
-                                  " (engine_config.max_log_constraints)");
-    // The aliasing pointer keeps the zkey alive while the key entry lives.
-    const std::shared_ptr<const groth16::proving_key> pk(z.key, &z.key->pk);
-    auto entry = std::make_shared<key_entry>(
-        key_entry{circuit_keys{z.name, log_n, pk, z.key->name}, groth16::prepared_verifying_key::from(pk->vk), {}});
-    const std::vector<std::uint8_t> vk_bytes = groth16::encode_verifying_key(pk->vk);
-    entry->vk_sha256 = field::to_hex(field::sha256::hash(std::as_bytes(std::span(vk_bytes))));
-    key_bytes_ += z.key->bytes();
-    zkeys_.emplace(z.name, zkey_entry{z.key, std::move(entry), std::make_shared<const evaluation_domain>(z.key->domain())});
-  }
 }
 
 void engine_core::validate_zkey_request(const zkey_entry& z, const prove_request& request) const {
@@ -655,16 +512,13 @@ engine_core::~engine_core() {
 }
 
 void engine_core::validate(const prove_request& request) const {
-  if (const auto z = zkeys_.find(request.circuit); z != zkeys_.end()) return validate_zkey_request(z->second, request);
+  if (const auto z = keys_.find_zkey(request.circuit)) return validate_zkey_request(*z, request);
   if (request.witnesses)
     throw std::invalid_argument("witnesses: given, but " + request.circuit + " is not a zkey circuit of the engine");
   validate_circuit_parameters(request.circuit, request.log_constraints);
-  if (config_.results == result_kind::proof && keys_.count({request.circuit, request.log_constraints}) == 0) {
-    std::string have;
-    for (const auto& [id, entry] : keys_) have += (have.empty() ? "" : ", ") + key_name(id.first, id.second);
+  if (config_.results == result_kind::proof && !keys_.find(request.circuit, request.log_constraints))
     throw std::invalid_argument("circuit: no proving key for " + key_name(request.circuit, request.log_constraints) +
-                                "; the engine has keys for " + have);
-  }
+                                "; the engine has keys for " + keys_.names());
   if (request.log_constraints > config_.max_log_constraints)
     throw std::invalid_argument("log_constraints: " + std::to_string(request.log_constraints) +
                                 " exceeds the memory plan's " + std::to_string(config_.max_log_constraints) +
@@ -681,8 +535,7 @@ void engine_core::validate(const prove_request& request) const {
 }
 
 std::uint64_t engine_core::submit(prove_request request) {
-  const auto zkey_it = zkeys_.find(request.circuit);
-  const zkey_entry* z = zkey_it == zkeys_.end() ? nullptr : &zkey_it->second;
+  const std::shared_ptr<const zkey_entry> z = keys_.find_zkey(request.circuit);
   if (z != nullptr && request.witnesses) {
     request.partitions = request.witnesses->size();
     request.log_constraints = z->domain->log_size();
@@ -701,7 +554,7 @@ std::uint64_t engine_core::submit(prove_request request) {
   std::shared_ptr<const key_entry> key;
   std::size_t working_set = facts->working_set;
   if (config_.results == result_kind::proof) {
-    key = z != nullptr ? z->keys : keys_.at({request.circuit, request.log_constraints});
+    key = z != nullptr ? z->keys : keys_.find(request.circuit, request.log_constraints);
     if (!backend_->copies_to_device())
       working_set += groth16::estimate_prove_working_set(key->keys.pk->num_variables(), key->keys.pk->domain_size());
   }
