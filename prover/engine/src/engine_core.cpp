@@ -95,6 +95,9 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
     cpu_ = own_cpu_->get_executor();
   }
   pce_files_ = std::make_unique<pce_files>(config_.pce_cache_dir, !config_.synthesizer, pce_, cpu_);
+  const source_parts parts{config_, keys_, jobs_, *pce_, *pce_files_};
+  circuit_source_ = make_circuit_source(parts);
+  zkey_source_ = make_zkey_source(parts);
   if (backend_->copies_to_device() && !backend_->make_host_allocator()->is_pinned())
     runtime::warn_once("engine.pageable_backend", "engine", "the backend's host allocator is not page-locked");
   COPROVE_LOG(info, "engine") << "engine on backend " << backend_->name() << ": " << devices_ << " device(s) x "
@@ -138,24 +141,6 @@ void engine_core::apply_device_sizing() {
     COPROVE_LOG(info, "engine") << "device memory plan: " << device.describe();
 }
 
-void engine_core::validate_zkey_request(const zkey_entry& z, const prove_request& request) const {
-  if (!request.witnesses || request.witnesses->empty())
-    throw std::invalid_argument("witnesses: " + request.circuit + " is a zkey circuit; each partition needs its witness");
-  if (request.witnesses->size() > config_.max_partitions_per_job)
-    throw std::invalid_argument("witnesses: " + std::to_string(request.witnesses->size()) + " exceed the limit of " +
-                                std::to_string(config_.max_partitions_per_job) +
-                                " (engine_config.max_partitions_per_job)");
-  for (std::size_t i = 0; i < request.witnesses->size(); ++i) {
-    const auto& w = (*request.witnesses)[i];
-    if (w.size() != z.key->num_variables())
-      throw std::invalid_argument("witnesses: witness " + std::to_string(i) + " has " + std::to_string(w.size()) +
-                                  " values, " + request.circuit + " " + std::to_string(z.key->num_variables()) +
-                                  " signals (a witness of another circuit)");
-    if (w[0] != fr::one())
-      throw std::invalid_argument("witnesses: witness " + std::to_string(i) + " does not start with the constant one");
-  }
-}
-
 void engine_core::start() {
   admission_config cfg;
   cfg.policy = config_.policy;
@@ -174,53 +159,20 @@ engine_core::~engine_core() {
   if (own_cpu_) own_cpu_->join();
 }
 
-void engine_core::validate(const prove_request& request) const {
-  if (const auto z = keys_.find_zkey(request.circuit)) return validate_zkey_request(*z, request);
-  if (request.witnesses)
-    throw std::invalid_argument("witnesses: given, but " + request.circuit + " is not a zkey circuit of the engine");
-  r1cs::validate_circuit_parameters(request.circuit, request.log_constraints);
-  if (config_.results == result_kind::proof && !keys_.find(request.circuit, request.log_constraints))
-    throw std::invalid_argument("circuit: no proving key for " + key_name(request.circuit, request.log_constraints) +
-                                "; the engine has keys for " + keys_.names());
-  if (request.log_constraints > config_.max_log_constraints)
-    throw std::invalid_argument("log_constraints: " + std::to_string(request.log_constraints) +
-                                " exceeds the memory plan's " + std::to_string(config_.max_log_constraints) +
-                                " (engine_config.max_log_constraints)");
-  if (request.partitions == 0) throw std::invalid_argument("partitions: must be at least 1");
-  if (config_.max_open_partitions != 0 && request.partitions > config_.max_open_partitions)
-    throw std::invalid_argument("partitions: " + std::to_string(request.partitions) +
-                                " exceeds the unfinished partitions the engine holds at most, " +
-                                std::to_string(config_.max_open_partitions) + " (engine_config.max_open_partitions)");
-  if (request.partitions > config_.max_partitions_per_job)
-    throw std::invalid_argument("partitions: " + std::to_string(request.partitions) + " exceeds the limit of " +
-                                std::to_string(config_.max_partitions_per_job) +
-                                " (engine_config.max_partitions_per_job)");
+partition_source& engine_core::source_for(const prove_request& request) const {
+  return keys_.find_zkey(request.circuit) ? *zkey_source_ : *circuit_source_;
 }
 
+void engine_core::validate(const prove_request& request) const { source_for(request).validate(request); }
+
 std::uint64_t engine_core::submit(prove_request request) {
-  const std::shared_ptr<const zkey_entry> z = keys_.find_zkey(request.circuit);
-  if (z != nullptr && request.witnesses) {
-    request.partitions = request.witnesses->size();
-    request.log_constraints = z->domain->log_size();
-  }
-  validate(request);
-  std::optional<circuit_facts> facts;
-  if (z != nullptr) {
-    // A partition holds its witness (given), a, b and h (leased) and the proof's scratch; the
-    // assignment goes to the backend alone when it fits one vector of the domain.
-    facts = circuit_facts{1, z->key->matrices->circuit_id, z->key->num_variables() <= z->domain->size()};
-  } else {
-    facts = jobs_.facts(request.circuit, request.log_constraints);
-  }
-  if (!facts) facts = facts_of(*r1cs::make_circuit(request.circuit, request.log_constraints, request.seed, 0));
-  pce_files_->load(facts->id);
-  std::shared_ptr<const key_entry> key;
-  std::size_t working_set = facts->working_set;
-  if (config_.results == result_kind::proof) {
-    key = z != nullptr ? z->keys : keys_.find(request.circuit, request.log_constraints);
-    if (!backend_->copies_to_device())
-      working_set += groth16::estimate_prove_working_set(key->keys.pk->num_variables(), key->keys.pk->domain_size());
-  }
+  partition_source& source = source_for(request);
+  prepared_job prepared = source.prepare(request);
+  const circuit_facts& facts = prepared.facts;
+  std::size_t working_set = facts.working_set;
+  if (prepared.key && !backend_->copies_to_device())
+    working_set +=
+        groth16::estimate_prove_working_set(prepared.key->keys.pk->num_variables(), prepared.key->keys.pk->domain_size());
   const std::size_t capacity = memory_->capacity();
   if (working_set > capacity)
     throw std::invalid_argument("circuit: " + request.circuit + "/" + std::to_string(request.log_constraints) +
@@ -229,22 +181,22 @@ std::uint64_t engine_core::submit(prove_request request) {
                                 std::to_string(capacity) + ")");
   auto j = std::make_shared<job>();
   j->request = std::move(request);
-  j->domain = z != nullptr ? z->domain : jobs_.domain_for(j->request.log_constraints);
-  if (z != nullptr) j->zkey = z->key;
+  j->domain = prepared.domain ? std::move(prepared.domain) : jobs_.domain_for(j->request.log_constraints);
+  j->zkey = std::move(prepared.zkey);
+  j->source = &source;
   j->reservation_bytes = working_set;
-  j->circuit_id = facts->id;
-  j->key = std::move(key);
-  j->witness_fits = facts->witness_fits;
-  if (lean_inputs_ && !facts->witness_fits)
-    runtime::warn_once("engine.full_inputs." + facts->id, "engine",
-                       "the assignment of " + facts->id + " does not fit a vector of its domain: its partitions hold "
+  j->circuit_id = facts.id;
+  j->key = std::move(prepared.key);
+  j->witness_fits = facts.witness_fits;
+  if (lean_inputs_ && !facts.witness_fits)
+    runtime::warn_once("engine.full_inputs." + facts.id, "engine",
+                       "the assignment of " + facts.id + " does not fit a vector of its domain: its partitions hold "
                        "a, b and c, and the memory plan (sized for " + config_.plan_circuit +
                        ") lets only " + std::to_string(plan_.full_input_slots) + " do so at a time");
   j->submit_ns = now_ns();
   j->results.resize(j->request.partitions);
   j->cancel_signals.resize(j->request.partitions);
   j->running.assign(j->request.partitions, false);
-  if (z == nullptr) jobs_.remember_facts(j->request.circuit, j->request.log_constraints, *facts);
   jobs_.add(j);
   boost::asio::post(strand_, [self = shared_from_this(), j] { self->enqueue(j); });
   return j->id;

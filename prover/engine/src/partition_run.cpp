@@ -59,24 +59,13 @@ std::span<const fr> assignment_of(partition_inputs& inputs, const synthesis_outc
   return s.matrices ? std::span<const fr>(inputs.a_span().data(), s.assignment_size) : std::span<const fr>(s.assignment);
 }
 
-// The device's work for a synthesized partition: the assignment with the matrices, or a, b and c;
-// the quotient; for a bellman key its evaluation at zeta, which depends only on the request, the
-// partition and its public inputs (checked when the device is done); then, when the job proves, the
-// proof's MSMs on the backend over the assignment and h (h stays with the backend: on a GPU only
-// the sums come back). A job without a key (results = evaluation_record) copies h to the host.
+// The device's work for a synthesized partition: the source's quotient (the assignment with the
+// matrices, or the evaluations, in its proofs' form); then, when the job proves, the proof's MSMs
+// on the backend over the assignment and h (h stays with the backend: on a GPU only the sums come
+// back). A job without a key (results = evaluation_record) copies h to the host.
 quotient_task make_task(const job& j, std::size_t index, partition_inputs& inputs, const synthesis_outcome& s) {
   const std::span<const fr> assignment = assignment_of(inputs, s);
-  quotient_task task =
-      s.matrices ? quotient_task::from_assignment(assignment, s.matrices, *j.domain)
-                 : quotient_task::from_evaluations(inputs.a_span(), inputs.b_span(),
-                                                   j.zkey ? std::span<const fr>{} : std::span<const fr>(inputs.c_span()),
-                                                   *j.domain);
-  if (j.zkey) {
-    task.in_odd_coset_form();  // snarkjs's form: no C, no evaluation at zeta (the proof is the check)
-  } else {
-    task.evaluate_at(field::derive_partition_zeta(j.request.circuit, j.request.log_constraints, j.request.seed, index,
-                                                  s.output.public_inputs));
-  }
+  quotient_task task = j.source->quotient(j, index, assignment, inputs, s);
   if (!j.key) return task.copy_h_to_host(inputs.h_span());
   // No assignment to prove with: the device's quotient and its check still run (a row that does
   // not hold shows there first), then prove_partition refuses.
@@ -153,6 +142,8 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
     try {
       co_await acquire_inputs(*j, ref, inputs);
       const synthesis_outcome synthesized = co_await synthesize(*j, ref, inputs);
+      // The partition that records its circuit's constraint cache takes the slow path once.
+      measured_times.synthesis_one_off = j->source->one_off(synthesized);
       result.is_pinned = inputs.is_pinned();
       result.timings.synthesis_ns = synthesized.end - synthesized.start;
       result.pce_used = synthesized.output.pce_used;
@@ -188,8 +179,6 @@ boost::asio::awaitable<void> engine_core::run_partition(std::shared_ptr<job> j, 
   if (!ec && depth_controller_) {
     measured_times.synthesis_ns = result.timings.synthesis_ns;
     measured_times.after_device_ns = result.timings.prove_ns + result.timings.proof_verify_ns;
-    // The partition that records its circuit's constraint cache takes the slow path once.
-    measured_times.synthesis_one_off = !result.pce_used && !config_.synthesizer;
     measured(measured_times);
   }
   observer_.partition_ended(ref, admitted, end, result.timings.queue_wait_ns, ec ? nullptr : &result.timings,
@@ -213,26 +202,24 @@ boost::asio::awaitable<void> engine_core::acquire_inputs(const job& j, const par
   // configured synthesizer sends assignments) leases a and h; b and c follow only if its
   // synthesis needs them after all.
   const bool lean = lean_inputs_ && j.witness_fits &&
-                    (config_.synthesizer || j.zkey || pce_->expects_deferral(j.circuit_id) ||
-                     full_in_flight_.contains(j.circuit_id));
+                    (j.source->sends_assignment(j) || full_in_flight_.contains(j.circuit_id));
   co_await lease_buffers(inputs, from, j.domain->size() * sizeof(fr), lean, j.circuit_id);
   stop_if_cancelled(j, co_await asio::this_coro::cancellation_state);
   observer_.buffers_leased(ref, reserved, now_ns());
 }
 
-// Synthesis on the CPU executor, straight into the leased buffers. While the circuit's PCE is
-// being built (policy wait) it waits for the build here, on the control executor, instead of on a
-// synthesis thread; a lean partition whose synthesis finds no PCE after all leases b and c late
-// and synthesizes again with the full set.
+// Synthesis on the CPU executor by the job's source, straight into the leased buffers. While the
+// circuit's PCE is being built (policy wait) it waits for the build here, on the control executor,
+// instead of on a synthesis thread; a lean partition whose synthesis finds no PCE after all leases
+// b and c late and synthesizes again with the full set.
 boost::asio::awaitable<synthesis_outcome> engine_core::synthesize(const job& j, const partition_ref& ref,
                                                                   partition_inputs& inputs) {
-  if (j.zkey) co_return co_await take_witness(j, ref, inputs);
-  bool run_hook = true;
+  bool first_try = true;
   for (;;) {
     observer_.synthesis_started();
     synthesis_outcome s = co_await run_on_cpu<synthesis_outcome>([&] {
-      return synthesize_partition(config_, *pce_, j.id, j.request, ref.partition, inputs.a_span(), inputs.b_span(),
-                                  inputs.c_span(), observer_.synthesis_lane(), run_hook);
+      return j.source->synthesize(j, ref.partition, inputs.a_span(), inputs.b_span(), inputs.c_span(),
+                                  observer_.synthesis_lane(), first_try);
     });
     observer_.synthesis_stopped();
     if (!s.error.empty())
@@ -241,7 +228,7 @@ boost::asio::awaitable<synthesis_outcome> engine_core::synthesize(const job& j, 
                                                                  " partition " + std::to_string(ref.partition) +
                                                                  " failed: " + s.error);
     if (s.pce_building) {
-      run_hook = false;
+      first_try = false;
       co_await await_pce_build(j.circuit_id);
       continue;
     }
@@ -252,52 +239,13 @@ boost::asio::awaitable<synthesis_outcome> engine_core::synthesize(const job& j, 
       const std::uint64_t late = now_ns();
       co_await acquire_late_abc(inputs, from, j.domain->size() * sizeof(fr), j.circuit_id);
       observer_.late_abc_leased(ref, late, now_ns());
-      run_hook = true;
+      first_try = true;
       continue;
     }
-    const synthesis_path path =
-        config_.synthesizer ? synthesis_path::configured : s.output.pce_used ? synthesis_path::pce : synthesis_path::slow;
-    if (path == synthesis_path::slow) pce_files_->built(j.circuit_id, s.end - s.start);
+    const synthesis_path path = j.source->synthesized(j, s);
     observer_.synthesized(ref, s.lane, s.start, s.end, path, s.matrices != nullptr);
     co_return s;
   }
-}
-
-// A zkey circuit's partition: its witness instead of a synthesis. Only the assignment goes to a
-// backend that evaluates the matrices when it fits `a`; otherwise A w and B w are evaluated here
-// into a and b (the leased set is full then) and the witness is kept for the proof.
-boost::asio::awaitable<synthesis_outcome> engine_core::take_witness(const job& j, const partition_ref& ref,
-                                                                    partition_inputs& inputs) {
-  observer_.synthesis_started();
-  synthesis_outcome s = co_await run_on_cpu<synthesis_outcome>([&] {
-    synthesis_outcome out;
-    out.lane = observer_.synthesis_lane();
-    out.start = now_ns();
-    const std::vector<fr>& w = (*j.request.witnesses)[ref.partition];
-    out.output.public_inputs.assign(w.begin() + 1, w.begin() + 1 + static_cast<std::ptrdiff_t>(j.zkey->num_public));
-    const std::span<fr> a = inputs.a_span();
-    if (config_.backend_spmv && j.witness_fits) {
-      std::copy(w.begin(), w.end(), a.begin());
-      out.matrices = j.zkey->matrices;
-      out.assignment_size = w.size();
-    } else if (inputs.b_span().empty()) {
-      out.needs_abc = true;
-    } else {
-      std::vector<fr> c(a.size());
-      j.zkey->matrices->evaluate(w, a, inputs.b_span(), c);
-      out.assignment = w;
-    }
-    out.end = now_ns();
-    return out;
-  });
-  observer_.synthesis_stopped();
-  if (s.needs_abc) {
-    input_sources from = sources();
-    co_await acquire_late_abc(inputs, from, j.domain->size() * sizeof(fr), j.circuit_id);
-    co_return co_await take_witness(j, ref, inputs);
-  }
-  observer_.synthesized(ref, s.lane, s.start, s.end, synthesis_path::witness, s.matrices != nullptr);
-  co_return s;
 }
 
 boost::asio::awaitable<void> engine_core::await_pce_build(const std::string& circuit_id) {

@@ -13,6 +13,7 @@
 #include <coprove/engine/detail/key_registry.hpp>
 #include <coprove/engine/detail/partition_inputs.hpp>
 #include <coprove/engine/detail/partition_observer.hpp>
+#include <coprove/engine/detail/partition_source.hpp>
 #include <coprove/engine/detail/partition_synthesis.hpp>
 #include <coprove/engine/detail/pce_files.hpp>
 #include <coprove/engine/detail/worker_pool.hpp>
@@ -137,8 +138,6 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   boost::asio::awaitable<synthesis_outcome> synthesize(const job& j, const partition_ref& ref,
                                                        partition_inputs& inputs);
   boost::asio::awaitable<void> await_pce_build(const std::string& circuit_id);
-  boost::asio::awaitable<synthesis_outcome> take_witness(const job& j, const partition_ref& ref,
-                                                         partition_inputs& inputs);
   boost::asio::awaitable<worker_ref> acquire_worker(const partition_ref& ref, partition_timings& timings);
   boost::asio::awaitable<void> make_resident(worker_ref worker, const partition_ref& ref,
                                              const std::shared_ptr<const pce_matrices>& matrices);
@@ -212,7 +211,9 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   // The plan gives a partition one input vector (its assignment): b and c are leased only when
   // its synthesis takes the slow path.
   bool lean_inputs_ = false;
-  void validate_zkey_request(const zkey_entry& z, const prove_request& request) const;
+  // One source a kind of request: built-in circuits (or the configured synthesizer), zkey circuits.
+  std::unique_ptr<partition_source> circuit_source_, zkey_source_;
+  partition_source& source_for(const prove_request& request) const;
 };
 
 }  // namespace detail

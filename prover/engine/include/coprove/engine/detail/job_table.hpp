@@ -29,6 +29,7 @@
 namespace coprove::engine::detail {
 
 struct key_entry;
+class partition_source;
 
 struct job_waiter {
   engine::prove_handler handler;
@@ -43,6 +44,7 @@ struct job {
   std::string circuit_id;                     // the PCE key of the request's circuit
   std::shared_ptr<const key_entry> key;       // results = proof: the circuit's key
   std::shared_ptr<const groth16::zkey> zkey;  // a zkey circuit: its key, witnesses in the request
+  partition_source* source = nullptr;         // where its partitions come from (the core's)
   bool witness_fits = false;                  // its assignment fits one vector of the domain
   std::uint64_t submit_ns = 0, end_ns = 0;
   // Written on the strand, read by status() from any thread.
