@@ -44,29 +44,16 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
       backend_(std::move(backend)),
       keys_((check_config(config_, backend_.get()), config_)),
       sizing_(size_engine(config_, *backend_, keys_.sizes())),
-      depth_(config_.depth_per_device),
-      observer_(observer_config_of(config_, *backend_, depth_)),
+      depth_(sizing_.depth),
+      observer_(observer_config_of(config_, *backend_, sizing_.depth)),
       workers_(executor_, backend_->device_count(), backend_->worker_slots_per_device()),
       jobs_(config_.first_job_id, {config_.max_open_jobs, config_.max_open_partitions}, config_.retention) {
-  devices_ = sizing_.devices;
-  slots_ = sizing_.slots;
-  synthesis_threads_ = sizing_.synthesis_threads;
-  depth_max_ = sizing_.depth_max;
-  depth_max_reason_ = sizing_.depth_max_reason;
-  plan_ = sizing_.plan;
-  key_copies_ = sizing_.key_copies;
-  lean_inputs_ = sizing_.lean_inputs;
-  if (sizing_.measured) {
-    depth_controller_.emplace(*sizing_.measured);
-    depth_ = depth_controller_->depth();
-    observer_.set_depth(depth_);
-  }
-  total_depth_ = depth_ * devices_;
+  if (sizing_.measured) depth_controller_.emplace(*sizing_.measured);  // starting where the sizing said
   {
     std::lock_guard lock(depth_mutex_);
     depth_basis_.source = depth_controller_ ? "measured" : "configured";
-    depth_basis_.max = depth_max_;
-    depth_basis_.max_reason = depth_max_reason_;
+    depth_basis_.max = sizing_.depth_max;
+    depth_basis_.max_reason = sizing_.depth_max_reason;
   }
   apply_device_sizing();
   jobs_.remember_facts(config_.plan_circuit, config_.max_log_constraints, sizing_.plan_facts);
@@ -84,14 +71,14 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   if (config_.pce == pce_policy::eager)
     runtime::warn_once("engine.pce_eager", "engine",
                        "PCE policy eager: partitions arriving while a PCE is built take the slow path");
-  pce_ = std::make_shared<pce_cache>(config_.pce, std::max<std::size_t>(plan_.pce_bytes, 1));
+  pce_ = std::make_shared<pce_cache>(config_.pce, std::max<std::size_t>(sizing_.plan.pce_bytes, 1));
   memory_ = std::make_unique<runtime::async_semaphore>(
-      executor_, std::max<std::size_t>(plan_.synthesis_bytes + plan_.proving_bytes, 1));
-  if (lean_inputs_) full_inputs_ = std::make_unique<runtime::async_semaphore>(executor_, plan_.full_input_slots);
+      executor_, std::max<std::size_t>(sizing_.plan.synthesis_bytes + sizing_.plan.proving_bytes, 1));
+  if (sizing_.lean_inputs) full_inputs_ = std::make_unique<runtime::async_semaphore>(executor_, sizing_.plan.full_input_slots);
   if (config_.synthesis_executor) {
     cpu_ = config_.synthesis_executor;
   } else {
-    own_cpu_ = std::make_unique<boost::asio::thread_pool>(synthesis_threads_);
+    own_cpu_ = std::make_unique<boost::asio::thread_pool>(sizing_.synthesis_threads);
     cpu_ = own_cpu_->get_executor();
   }
   pce_files_ = std::make_unique<pce_files>(config_.pce_cache_dir, !config_.synthesizer, pce_, cpu_);
@@ -100,16 +87,16 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
   zkey_source_ = make_zkey_source(parts);
   if (backend_->copies_to_device() && !backend_->make_host_allocator()->is_pinned())
     runtime::warn_once("engine.pageable_backend", "engine", "the backend's host allocator is not page-locked");
-  COPROVE_LOG(info, "engine") << "engine on backend " << backend_->name() << ": " << devices_ << " device(s) x "
-                              << slots_ << " worker slot(s), policy " << to_string(config_.policy) << ", depth "
+  COPROVE_LOG(info, "engine") << "engine on backend " << backend_->name() << ": " << sizing_.devices << " device(s) x "
+                              << sizing_.slots << " worker slot(s), policy " << to_string(config_.policy) << ", depth "
                               << depth_ << " per device"
                               << (depth_controller_ ? " (measured: starting at its most, " +
-                                                          std::to_string(depth_max_) + ", the most " +
-                                                          (depth_max_reason_ == "cpu" ? "the CPU can use"
+                                                          std::to_string(sizing_.depth_max) + ", the most " +
+                                                          (sizing_.depth_max_reason == "cpu" ? "the CPU can use"
                                                                                       : "the memory budget allows") +
                                                           "; the memory plan is sized for it)"
                                                     : std::string(" (configured)"))
-                              << ", " << synthesis_threads_ << " synthesis thread(s)";
+                              << ", " << sizing_.synthesis_threads << " synthesis thread(s)";
   if (config_.pce_cache_dir.empty()) {
     COPROVE_LOG(info, "engine") << "constraint cache files are off (engine.pce_cache_dir is empty): each circuit's "
                                    "PCE is built in memory by its first partition";
@@ -119,7 +106,7 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
       pce_files_->load(r1cs::make_circuit(k.circuit, k.log_constraints, 1, 0)->id());
   }
   // The composition root prints the plan where a person reads it; the log keeps it at debug.
-  COPROVE_LOG(debug, "engine") << "memory plan\n" << plan_.describe();
+  COPROVE_LOG(debug, "engine") << "memory plan\n" << sizing_.plan.describe();
 }
 
 // What the sizing decided for the devices: the key copies settled on the backend (msm_copies
@@ -127,16 +114,16 @@ engine_core::engine_core(boost::asio::any_io_executor control, engine_config cfg
 // published, and each device's plan said at info.
 void engine_core::apply_device_sizing() {
   if (sizing_.key_copies_auto) {
-    backend_->settle_device_key_copies(key_copies_.copies);
+    backend_->settle_device_key_copies(sizing_.key_copies.copies);
     if (sizing_.key_copies_fallback)
-      COPROVE_LOG(warning, "engine") << "msm_copies auto: " << key_copies_.reason;
+      COPROVE_LOG(warning, "engine") << "msm_copies auto: " << sizing_.key_copies.reason;
     else
-      COPROVE_LOG(info, "engine") << "msm_copies auto: " << key_copies_.reason;
+      COPROVE_LOG(info, "engine") << "msm_copies auto: " << sizing_.key_copies.reason;
   }
   runtime::registry::global()
       .get_gauge("coprove_engine_device_key_copies",
                  "Copies of each proving key's points kept on a device for the MSMs (msm_copies, or what auto settled)")
-      .set(static_cast<double>(key_copies_.copies));
+      .set(static_cast<double>(sizing_.key_copies.copies));
   for (const device_memory_plan& device : sizing_.device_plans)
     COPROVE_LOG(info, "engine") << "device memory plan: " << device.describe();
 }
@@ -144,7 +131,7 @@ void engine_core::apply_device_sizing() {
 void engine_core::start() {
   admission_config cfg;
   cfg.policy = config_.policy;
-  cfg.depth = total_depth_;
+  cfg.depth = depth_ * sizing_.devices;
   cfg.poll_interval = config_.poll_interval;
   cfg.poll_queue_limit = config_.poll_queue_limit;
   // The strategy lives inside the core and its wake-ups check that it is still there, so a raw
@@ -188,11 +175,11 @@ std::uint64_t engine_core::submit(prove_request request) {
   j->circuit_id = facts.id;
   j->key = std::move(prepared.key);
   j->witness_fits = facts.witness_fits;
-  if (lean_inputs_ && !facts.witness_fits)
+  if (sizing_.lean_inputs && !facts.witness_fits)
     runtime::warn_once("engine.full_inputs." + facts.id, "engine",
                        "the assignment of " + facts.id + " does not fit a vector of its domain: its partitions hold "
                        "a, b and c, and the memory plan (sized for " + config_.plan_circuit +
-                       ") lets only " + std::to_string(plan_.full_input_slots) + " do so at a time");
+                       ") lets only " + std::to_string(sizing_.plan.full_input_slots) + " do so at a time");
   j->submit_ns = now_ns();
   j->results.resize(j->request.partitions);
   j->cancel_signals.resize(j->request.partitions);
@@ -286,12 +273,12 @@ void engine_core::measured(const depth_sample& sample) {
   if (!changed) return;
   const std::size_t from = depth_.exchange(*changed, std::memory_order_relaxed);
   // Raising admits at most the difference; lowering admits nobody until enough have ended.
-  admission_->set_capacity(*changed * devices_);
+  admission_->set_capacity(*changed * sizing_.devices);
   observer_.set_depth(*changed);
   COPROVE_LOG(info, "engine") << "depth " << from << " -> " << *changed << " a device (measured over " << f.samples
                               << " partitions: synthesis " << f.synthesis_ms << " ms, device " << f.device_ms
                               << " ms, after the device " << f.after_device_ms << " ms a partition; at most "
-                              << depth_max_ << ")";
+                              << sizing_.depth_max << ")";
 }
 
 depth_basis engine_core::basis() const {
@@ -459,9 +446,9 @@ engine_status engine_core::status_snapshot() const {
   engine_status s;
   s.backend = std::string(backend_->name());
   s.devices = backend_->device_names();
-  s.worker_slots_per_device = slots_;
-  s.plan = plan_;
-  s.device_keys = key_copies_;
+  s.worker_slots_per_device = sizing_.slots;
+  s.plan = sizing_.plan;
+  s.device_keys = sizing_.key_copies;
   s.pinned_pool = pool_->stats();
   s.pce_policy = pce_->policy();
   s.pce = pce_->stats();
@@ -493,12 +480,12 @@ engine_report engine_core::report() const {
   r.pce_policy = pce_->policy();
   r.pce = pce_->stats();
   r.pce_bytes = pce_->bytes();
-  r.plan = plan_;
-  r.device_keys = key_copies_;
+  r.plan = sizing_.plan;
+  r.device_keys = sizing_.key_copies;
   r.pce_cache_dir = config_.pce_cache_dir;
   r.pce_cache = pce_files_->entries();
-  r.synthesis_threads = synthesis_threads_;
-  r.worker_slots_per_device = slots_;
+  r.synthesis_threads = sizing_.synthesis_threads;
+  r.worker_slots_per_device = sizing_.slots;
   observer_.fill(r);
   r.dispatch.basis = basis();
   r.bottleneck = name_bottleneck(r);

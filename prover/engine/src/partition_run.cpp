@@ -201,7 +201,7 @@ boost::asio::awaitable<void> engine_core::acquire_inputs(const job& j, const par
   // A partition that will most likely send only its assignment (its circuit's PCE exists, or the
   // configured synthesizer sends assignments) leases a and h; b and c follow only if its
   // synthesis needs them after all.
-  const bool lean = lean_inputs_ && j.witness_fits &&
+  const bool lean = sizing_.lean_inputs && j.witness_fits &&
                     (j.source->sends_assignment(j) || full_in_flight_.contains(j.circuit_id));
   co_await lease_buffers(inputs, from, j.domain->size() * sizeof(fr), lean, j.circuit_id);
   stop_if_cancelled(j, co_await asio::this_coro::cancellation_state);

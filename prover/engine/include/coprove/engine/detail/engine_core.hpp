@@ -115,7 +115,7 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   void reset_report() { observer_.reset(); }
   void wait_for_prewarm() { pool_->wait_idle(); }
 
-  const memory_plan& plan() const noexcept { return plan_; }
+  const memory_plan& plan() const noexcept { return sizing_.plan; }
   const groth16::verifying_key* verifying_key(std::string_view circuit, unsigned log_constraints) const {
     const auto entry = keys_.find(std::string(circuit), log_constraints);
     return entry ? &entry->keys.pk->vk : nullptr;  // the key stays while the engine lives (no removal yet)
@@ -174,18 +174,14 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   engine_config config_;
   std::unique_ptr<compute_backend> backend_;
   key_registry keys_;  // the proving keys and zkey circuits by id
-  engine_sizing sizing_;  // read-only after construction
-  std::size_t devices_ = 0, slots_ = 0, total_depth_ = 0, synthesis_threads_ = 0;
+  // What the sizing decided: the depth's limit, the plan, lean inputs (a partition leases one input
+  // vector, b and c only when its synthesis takes the slow path), the device key copies.
+  const engine_sizing sizing_;
   // Per device, now (the measured depth moves on the strand; readers on any thread).
   std::atomic<std::size_t> depth_{0};
-  // Per device, the most it may reach, and why: configured, cpu or memory.
-  std::size_t depth_max_ = 0;
-  std::string depth_max_reason_ = "configured";
   std::optional<depth_controller> depth_controller_;  // strand only; set when the depth is measured
   mutable std::mutex depth_mutex_;
   depth_basis depth_basis_;  // guarded by depth_mutex_
-  memory_plan plan_;
-  device_key_copies_choice key_copies_;  // set by plan_devices at construction, read-only after
   std::unique_ptr<pinned::pool> pool_;
   std::shared_ptr<pce_cache> pce_;  // shared with a save in flight on the synthesis executor
   std::unique_ptr<pce_files> pce_files_;  // the cache's files: loaded once per circuit id, saved once built
@@ -208,9 +204,6 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   std::vector<engine::shutdown_handler> shutdown_waiters_;
 
   job_table jobs_;  // per job, not per partition: ids, limits, retention, domains, circuit facts
-  // The plan gives a partition one input vector (its assignment): b and c are leased only when
-  // its synthesis takes the slow path.
-  bool lean_inputs_ = false;
   // One source a kind of request: built-in circuits (or the configured synthesizer), zkey circuits.
   std::unique_ptr<partition_source> circuit_source_, zkey_source_;
   partition_source& source_for(const prove_request& request) const;
