@@ -13,6 +13,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
 #include <mutex>
 #include <cstdint>
 #include <system_error>
@@ -36,7 +40,7 @@ inline engine::engine_config record_engine_config(unsigned max_log_constraints) 
 /// pass()), so that the jobs behind it stay queued or running; counts the syntheses that came.
 struct synthesis_gate {
   std::mutex mutex;
-  std::condition_variable cv;
+  std::condition_variable cv, entered_cv;
   bool open = true;
   std::atomic<int> entered{0};
   void close() {
@@ -44,9 +48,15 @@ struct synthesis_gate {
     open = false;
   }
   void pass() {
-    ++entered;
     std::unique_lock lock(mutex);
+    ++entered;
+    entered_cv.notify_all();
     cv.wait(lock, [&] { return open; });
+  }
+  /// Blocks until `count` syntheses have come to the gate.
+  void wait_for_entered(int count) {
+    std::unique_lock lock(mutex);
+    entered_cv.wait(lock, [&] { return entered.load() >= count; });
   }
   void release() {
     {
@@ -55,6 +65,22 @@ struct synthesis_gate {
     }
     cv.notify_all();
   }
+};
+
+/// A fresh folder under the system's temporary directory, removed at the end of the scope.
+struct temp_dir {
+  std::filesystem::path path;
+  temp_dir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "coprove-engine-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path = pattern;
+  }
+  ~temp_dir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
 };
 
 /// An io_context running on its own thread for as long as the object lives.
@@ -95,19 +121,15 @@ inline std::tuple<std::error_code, engine::prove_result> prove(engine::engine& e
 
 /// Everything the engine acquires is back where it started.
 inline void require_at_baseline(const engine::engine& e) {
-  const auto s = e.status_json();
-  const auto& slots = s.at("gpu_slots").as_object();
-  CHECK(slots.at("available").to_number<std::size_t>() == slots.at("capacity").to_number<std::size_t>());
-  const auto& memory = s.at("memory_reservation").as_object();
-  CHECK(memory.at("available_bytes").to_number<std::size_t>() ==
-        memory.at("capacity_bytes").to_number<std::size_t>());
-  CHECK(s.at("pinned_pool").at("bytes_in_use").to_number<std::size_t>() == 0);
-  const auto& full = s.at("full_input_slots").as_object();
-  CHECK(full.at("available").to_number<std::size_t>() == full.at("capacity").to_number<std::size_t>());
-  CHECK(s.at("dispatch").at("in_flight").to_number<std::size_t>() == 0);
-  CHECK(s.at("dispatch").at("synthesizing").to_number<std::size_t>() == 0);
-  CHECK(s.at("dispatch").at("gpu_queue").to_number<std::size_t>() == 0);
-  CHECK(s.at("dispatch").at("queued").to_number<std::size_t>() == 0);
+  const engine::engine_status s = e.status_snapshot();
+  CHECK(s.gpu_slots.available == s.gpu_slots.capacity);
+  CHECK(s.memory_reservation.available == s.memory_reservation.capacity);
+  CHECK(s.pinned_pool.bytes_in_use == 0);
+  CHECK(s.full_input_slots.available == s.full_input_slots.capacity);
+  CHECK(s.dispatch.in_flight == 0);
+  CHECK(s.dispatch.synthesizing == 0);
+  CHECK(s.dispatch.gpu_queue == 0);
+  CHECK(s.dispatch.queued == 0);
 }
 
 }  // namespace coprove::test

@@ -58,13 +58,13 @@ TEST_CASE("a critical job submitted behind others is admitted before them", "[pr
     return r;
   };
   const auto first = e.submit(request(1, job_priority::normal));
-  while (gate.entered.load() == 0) std::this_thread::sleep_for(1ms);  // its first partition holds the only slot
+  gate.wait_for_entered(1);  // its first partition holds the only slot
   const auto low = e.submit(request(2, job_priority::low));
   const auto normal = e.submit(request(3, job_priority::normal));
   const auto critical = e.submit(request(4, job_priority::critical));
   // Let the submissions reach the queue before the slot frees.
   const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (e.status_json().at("dispatch").at("queued").to_number<std::size_t>() < 7 &&
+  while (e.status_snapshot().dispatch.queued < 7 &&
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(1ms);
   gate.release();

@@ -32,21 +32,7 @@ using test::running_io;
 // 8 synthesis threads: the CPU's limit on the depth (8 + 2 x 2 slots) is well above the estimate.
 engine_config records_config() { return test::records_config(10, 8); }
 
-// A fresh folder under the system's temporary directory, removed at the end of the scope.
-struct temp_dir {
-  std::filesystem::path path;
-  temp_dir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "coprove-pce-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path = pattern;
-  }
-  ~temp_dir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-};
-
-std::size_t number(const boost::json::value& v) { return v.to_number<std::size_t>(); }
+using coprove::test::temp_dir;
 
 }  // namespace
 
@@ -54,29 +40,29 @@ TEST_CASE("with the depth unset the engine measures it and says what it came fro
   running_io rt;
   engine e(rt.io.get_executor(), records_config(), make_host_backend(1, 2));
   // 8 threads, 2 slots: the CPU can use 3 x 8 + 4 a device, and the plan is sized for it.
-  const auto before = e.status_json().at("dispatch").as_object();
-  CHECK(before.at("depth_source").as_string() == "measured");
-  CHECK(number(before.at("depth_max")) == 28);
-  CHECK(before.at("depth_max_reason").as_string() == "cpu");
+  const depth_basis before = e.status_snapshot().dispatch.basis;
+  CHECK(before.source == "measured");
+  CHECK(before.max == 28);
+  CHECK(before.max_reason == "cpu");
   CHECK(e.plan().pinned_slots == 28);
   CHECK(e.depth_per_device() == 28);  // it starts at its most
   auto [ec, result] = prove(e, test::mimc_request(12, 10, 3));
   REQUIRE_FALSE(ec);
-  const auto report = e.report_json();
-  const auto& dispatch = report.at("dispatch").as_object();
-  CHECK(dispatch.at("depth_source").as_string() == "measured");
-  CHECK(number(dispatch.at("depth_basis").at("samples")) == 12);
-  CHECK(dispatch.at("depth_basis").at("device_ms").to_number<double>() > 0);
-  CHECK(number(dispatch.at("depth")) == e.depth_per_device());
-  CHECK(number(dispatch.at("depth")) <= 20);
-  CHECK(number(dispatch.at("max_in_flight")) <= 28);
-  CHECK(report.at("bottleneck").at("kind").is_string());
-  CHECK_FALSE(report.at("bottleneck").at("message").as_string().empty());
-  CHECK(e.status_json().at("bottleneck").at("kind") == report.at("bottleneck").at("kind"));
+  const engine_report report = e.report();
+  CHECK(report.dispatch.basis.source == "measured");
+  CHECK(report.dispatch.basis.samples == 12);
+  CHECK(report.dispatch.basis.device_ms > 0);
+  CHECK(report.dispatch.depth == e.depth_per_device());
+  CHECK(report.dispatch.depth <= 20);
+  CHECK(report.dispatch.max_in_flight <= 28);
+  CHECK_FALSE(report.bottleneck.message.empty());
+  const engine_status status = e.status_snapshot();
+  CHECK(status.bottleneck.kind == report.bottleneck.kind);
   // The host backend keeps its keys in host memory: one copy, configured, in both.
-  CHECK(number(report.at("device_keys").at("copies")) == 1);
-  CHECK(report.at("device_keys").at("source").as_string() == "configured");
-  CHECK(e.status_json().at("device_keys") == report.at("device_keys"));
+  CHECK(report.device_keys.copies == 1);
+  CHECK(report.device_keys.source == "configured");
+  CHECK(status.device_keys.copies == 1);
+  CHECK(status.device_keys.source == "configured");
   require_at_baseline(e);
 }
 
@@ -87,12 +73,12 @@ TEST_CASE("a configured depth stays fixed and is said to be configured", "[prove
   engine e(rt.io.get_executor(), cfg, make_host_backend(1, 2));
   auto [ec, result] = prove(e, test::mimc_request(8, 10, 3));
   REQUIRE_FALSE(ec);
-  const auto dispatch = e.report_json().at("dispatch").as_object();
-  CHECK(dispatch.at("depth_source").as_string() == "configured");
-  CHECK(number(dispatch.at("depth")) == 3);
-  CHECK(number(dispatch.at("depth_max")) == 3);
-  CHECK(number(dispatch.at("depth_basis").at("changes")) == 0);
-  CHECK(number(dispatch.at("max_in_flight")) <= 3);
+  const engine_report::dispatch_figures dispatch = e.report().dispatch;
+  CHECK(dispatch.basis.source == "configured");
+  CHECK(dispatch.depth == 3);
+  CHECK(dispatch.basis.max == 3);
+  CHECK(dispatch.basis.changes == 0);
+  CHECK(dispatch.max_in_flight <= 3);
   CHECK(e.plan().pinned_slots == 3);
 }
 
@@ -115,7 +101,7 @@ TEST_CASE("the measured depth follows injected synthesis times up and back down"
   const std::size_t low = e.depth_per_device();
   CHECK(low < start);
   CHECK(low >= 2);
-  CHECK(number(e.status_json().at("gpu_slots").at("capacity")) == low);
+  CHECK(e.status_snapshot().gpu_slots.capacity == low);
   require_at_baseline(e);
 
   // Up to what the formula asks when synthesis slows, within what a fall waits for (at 28 it falls
@@ -124,14 +110,14 @@ TEST_CASE("the measured depth follows injected synthesis times up and back down"
   auto [ec, result] = prove(e, test::mimc_request(24, 10, 2));
   REQUIRE_FALSE(ec);
   const std::size_t up = e.depth_per_device();
-  auto report = e.report_json();
-  const std::size_t wanted = std::min<std::size_t>(28, number(report.at("dispatch").at("depth_basis").at("wanted")));
+  engine_report report = e.report();
+  const std::size_t wanted = std::min<std::size_t>(28, report.dispatch.basis.wanted);
   CHECK(up > low);
   CHECK(up >= wanted);
   CHECK(up <= wanted + 6);
   CHECK(up <= 28);
-  CHECK(number(report.at("dispatch").at("max_in_flight")) <= 28);
-  CHECK(number(e.status_json().at("gpu_slots").at("capacity")) == up);
+  CHECK(report.dispatch.max_in_flight <= 28);
+  CHECK(e.status_snapshot().gpu_slots.capacity == up);
   require_at_baseline(e);
 
   // And back down.
@@ -140,9 +126,9 @@ TEST_CASE("the measured depth follows injected synthesis times up and back down"
   REQUIRE_FALSE(ec2);
   CHECK(e.depth_per_device() < up);
   CHECK(e.depth_per_device() >= 2);
-  report = e.report_json();
-  CHECK(number(report.at("dispatch").at("depth_basis").at("changes")) >= 3);
-  CHECK(number(e.status_json().at("gpu_slots").at("capacity")) == e.depth_per_device());
+  report = e.report();
+  CHECK(report.dispatch.basis.changes >= 3);
+  CHECK(e.status_snapshot().gpu_slots.capacity == e.depth_per_device());
   require_at_baseline(e);
 }
 
@@ -157,9 +143,9 @@ TEST_CASE("a measured depth is held to the largest the memory budget allows", "[
   const engine held(io.get_executor(), cfg, make_host_backend(1, 2));
   CHECK(held.plan().pinned_slots == 27);
   CHECK(held.plan().fits());
-  const auto dispatch = held.status_json().at("dispatch").as_object();
-  CHECK(number(dispatch.at("depth_max")) == 27);
-  CHECK(dispatch.at("depth_max_reason").as_string() == "memory");
+  const depth_basis basis = held.status_snapshot().dispatch.basis;
+  CHECK(basis.max == 27);
+  CHECK(basis.max_reason == "memory");
   CHECK(held.depth_per_device() <= 27);
   // A budget that does not hold one partition is still refused.
   cfg.memory_budget_bytes = 1 << 20;
@@ -178,20 +164,20 @@ TEST_CASE("the constraint cache is written, loaded by the next engine, and rebui
     auto [ec, result] = prove(e, test::mimc_request(4, 10, seed));
     REQUIRE_FALSE(ec);
     for (const auto& p : result.partitions) CHECK(p.verified);
-    return e.report_json();
+    return e.report();
   };
 
   auto first = run(1);
-  CHECK(first.at("pce").at("cache").at("mimc/10").as_string() == "built");
-  CHECK(first.at("pce").at("cache_seconds").at("mimc/10").to_number<double>() > 0);
-  CHECK(number(first.at("pce").at("builds")) == 1);
+  CHECK(first.pce_cache.at("mimc/10").state == "built");
+  CHECK(first.pce_cache.at("mimc/10").seconds > 0);
+  CHECK(first.pce.builds == 1);
   // Saved on the engine's synthesis pool after the build; the engine's destruction joined it.
   CHECK(std::filesystem::exists(file));
 
   auto second = run(2);
-  CHECK(second.at("pce").at("cache").at("mimc/10").as_string() == "loaded");
-  CHECK(number(second.at("pce").at("builds")) == 0);
-  CHECK(number(second.at("pce").at("slow_path")) == 0);
+  CHECK(second.pce_cache.at("mimc/10").state == "loaded");
+  CHECK(second.pce.builds == 0);
+  CHECK(second.pce.slow_path == 0);
 
   // Corrupt: a byte flipped in the middle fails the file's checksum; the engine builds it again
   // and saves it anew.
@@ -213,17 +199,17 @@ TEST_CASE("the constraint cache is written, loaded by the next engine, and rebui
   };
   const std::uint64_t rejected_before = files_counted("rejected");
   auto third = run(3);
-  CHECK(third.at("pce").at("cache").at("mimc/10").as_string() == "built");
+  CHECK(third.pce_cache.at("mimc/10").state == "built");
   CHECK(files_counted("rejected") == rejected_before + 1);  // the rebuild is counted, not only logged
-  CHECK(number(third.at("pce").at("builds")) == 1);
+  CHECK(third.pce.builds == 1);
   auto fourth = run(4);
-  CHECK(fourth.at("pce").at("cache").at("mimc/10").as_string() == "loaded");
+  CHECK(fourth.pce_cache.at("mimc/10").state == "loaded");
 
   // Off: nothing read or written, and the report says so.
   cfg.pce_cache_dir.clear();
   std::filesystem::remove(file);
   auto off = run(5);
-  CHECK(off.at("pce").at("cache").at("mimc/10").as_string() == "off");
-  CHECK(off.at("pce").at("cache_dir").as_string().empty());
+  CHECK(off.pce_cache.at("mimc/10").state == "off");
+  CHECK(off.pce_cache_dir.empty());
   CHECK_FALSE(std::filesystem::exists(file));
 }
