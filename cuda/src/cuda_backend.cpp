@@ -278,7 +278,18 @@ struct device_key {
         l(upload<field::g1_affine>(k.l)),
         h(upload<field::g1_affine>(k.h)),
         b_g2(upload<field::g2_affine>(k.b_g2)),
-        msm_bytes(msm_proof_workspace_bytes(k.h.size(), k.num_variables(), k.num_aux(), a.window_bits(), a.copies())) {}
+        msm_bytes(msm_proof_workspace_bytes(k.h.size(), k.num_variables(), k.num_aux(), copies)) {
+    // The workspace is sized for the plans the runs make over these bases; a query whose bases kept
+    // another width than that sizing planned would run out of its arena.
+    const msm_proof_plans plans = plan_proof_msms(k.h.size(), k.num_variables(), k.num_aux(), copies);
+    const auto same = [](const auto& bases, const msm_plan& plan) {
+      return bases.copies() == plan.copies && (plan.copies == 1 || bases.window_bits() == plan.window_bits);
+    };
+    if (!same(h, plans.h) || !same(a, plans.a) || !same(b_g1, plans.b_g1) || !same(b_g2, plans.b_g2) ||
+        !same(l, plans.l))
+      throw std::logic_error("cuda backend: the proving key of " + circuit_id +
+                             " keeps bases of other widths than its MSM workspace was sized for");
+  }
 
  private:
   // One query's points (and their copies); no room names the device, the circuit and the key's bytes.
@@ -864,7 +875,7 @@ class cuda_backend final : public engine::compute_backend {
     try {
       // The slot's MSM arena for a key of this size: H over up to n points, the witness's MSMs over
       // `variables` (L's over fewer, charged as many).
-      msm = msm_proof_workspace_bytes(n, variables, variables, window_bits_, static_cast<unsigned>(key_copies));
+      msm = msm_proof_workspace_bytes(n, variables, variables, msm_precompute{window_bits_, static_cast<unsigned>(key_copies)});
       ntt = ntt_plan_scratch_bytes(static_cast<unsigned>(log_n));
     } catch (const std::exception&) {
       return ~std::size_t{0};  // beyond the MSM's or the NTT's sizes: nothing fits

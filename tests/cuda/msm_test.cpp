@@ -397,6 +397,56 @@ TEST_CASE("the MSM plan over shifted copies of the bases weights only the window
   CHECK_THROWS_AS(cuda::plan_msm(msm_group::g1, std::size_t{1} << 28, 22, 12), std::invalid_argument);
 }
 
+TEST_CASE("a proof's MSM plans are each query's own, as its runs make them over the key's bases", "[cuda][msm][cpu]") {
+  // The circuit of 384 constraints, 513 wires and 256 public signals (2^10 domain): over 13 copies
+  // with the width left to the plan, H's bases (1,024 points) keep 8-bit windows and the witness's
+  // (513) 7-bit ones. Charging H at the witness's width gave it a smaller arena than its run takes,
+  // and every proof of that circuit failed on the device with cudaErrorMemoryAllocation.
+  const cuda::msm_precompute auto_13{0, 13};
+  const cuda::msm_proof_plans issue = cuda::plan_proof_msms(1024, 513, 256, auto_13);
+  CHECK(issue.h.window_bits == 8);
+  CHECK(issue.a.window_bits == 7);
+  CHECK(issue.h.workspace_bytes > cuda::plan_msm(msm_group::g1, 1024, issue.a.window_bits, 13).workspace_bytes);
+  // Every shape: each run's plan is the one its bases' own width and copies give, and B_G2's is
+  // placed like A's (one placement of the witness serves the three).
+  struct shape {
+    std::size_t h, variables, aux;
+  };
+  for (const shape& s : {shape{4, 4, 2}, shape{4, 5, 5}, shape{64, 122, 120}, shape{1024, 513, 256}, shape{64, 63, 61},
+                         shape{128, 64, 62}, shape{1 << 16, 70000, 69000}, shape{1 << 20, 1 << 19, 1 << 18}}) {
+    for (const cuda::msm_precompute& key : {cuda::msm_precompute{0, 1}, cuda::msm_precompute{0, 13},
+                                            cuda::msm_precompute{0, 12}, cuda::msm_precompute{0, 0},
+                                            cuda::msm_precompute{16, 4}}) {
+      INFO("H " << s.h << ", variables " << s.variables << ", aux " << s.aux << ", " << key.copies << " copies of "
+                << key.window_bits << "-bit windows");
+      const cuda::msm_proof_plans plans = cuda::plan_proof_msms(s.h, s.variables, s.aux, key);
+      const auto as_run = [&](msm_group group, std::size_t count) {
+        const cuda::msm_precompute kept = cuda::msm_bases_precompute(group, count, key);
+        return cuda::plan_msm(group, count, kept.window_bits, kept.copies);
+      };
+      const auto same = [](const cuda::msm_plan& x, const cuda::msm_plan& y) {
+        return x.group == y.group && x.count == y.count && x.window_bits == y.window_bits && x.copies == y.copies &&
+               x.workspace_bytes == y.workspace_bytes;
+      };
+      CHECK(same(plans.h, as_run(msm_group::g1, s.h)));
+      CHECK(same(plans.a, as_run(msm_group::g1, s.variables)));
+      CHECK(same(plans.b_g1, as_run(msm_group::g1, s.variables)));
+      CHECK(same(plans.b_g2, as_run(msm_group::g2, s.variables)));
+      CHECK(same(plans.l, as_run(msm_group::g1, s.aux)));
+      CHECK(plans.b_g2.window_bits == plans.a.window_bits);
+      CHECK(plans.b_g2.groups == plans.a.groups);
+      CHECK(plans.b_g2.entries == plans.a.entries);
+    }
+  }
+  // Bases without copies keep none and no width; with copies, the width asked for or the plan's.
+  CHECK(cuda::msm_bases_precompute(msm_group::g1, 1000, {0, 1}).copies == 1);
+  CHECK(cuda::msm_bases_precompute(msm_group::g1, 1000, {0, 1}).window_bits == 0);
+  CHECK(cuda::msm_bases_precompute(msm_group::g2, std::size_t{1} << 22, {20, 13}).window_bits == 20);
+  CHECK(cuda::msm_bases_precompute(msm_group::g1, std::size_t{1} << 22, {0, 13}).window_bits == 20);
+  CHECK(cuda::msm_bases_precompute(msm_group::g1, 1000, {10, 0}).copies == cuda::msm_window_count(10));
+  CHECK_THROWS_AS(cuda::msm_bases_precompute(msm_group::g1, 1000, {22, 13}), std::invalid_argument);
+}
+
 TEST_CASE("the MSM plan places in two passes only where the bins fit, into the sums' part of the workspace",
           "[cuda][msm][cpu]") {
   using cuda::msm_placement;
@@ -803,7 +853,7 @@ TEST_CASE("a proof's MSM workspace holds each of its MSMs", "[cuda][msm][gpu]") 
     for (const auto& [bits, copies] : {std::pair{0u, 1u}, std::pair{20u, 13u}, std::pair{16u, 4u}}) {
       INFO("n = " << n << ", " << copies << " copies of " << bits << "-bit windows");
       const std::size_t variables = n - 3, aux = n - 40;
-      const std::size_t bytes = cuda::msm_proof_workspace_bytes(n - 1, variables, aux, bits, copies);
+      const std::size_t bytes = cuda::msm_proof_workspace_bytes(n - 1, variables, aux, {bits, copies});
       CHECK(bytes >= workspace(msm_group::g1, n - 1, bits, copies));
       CHECK(bytes >= workspace(msm_group::g1, variables, bits, copies));
       CHECK(bytes >= workspace(msm_group::g2, variables, bits, copies));
@@ -814,7 +864,7 @@ TEST_CASE("a proof's MSM workspace holds each of its MSMs", "[cuda][msm][gpu]") 
                                  workspace(msm_group::g2, variables, bits, copies)));
     }
   }
-  CHECK_THROWS_AS(cuda::msm_proof_workspace_bytes(1000, 1000, 990, 22, 13), std::invalid_argument);
+  CHECK_THROWS_AS(cuda::msm_proof_workspace_bytes(1000, 1000, 990, {22, 13}), std::invalid_argument);
 }
 
 TEST_CASE("a GPU MSM of no points is the identity, and misplaced inputs are refused", "[cuda][msm][gpu]") {
