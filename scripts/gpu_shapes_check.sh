@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs on the GPU host from a folder gathered by scripts/gpu_build.sh with the circuit-shape fixtures
-# beside it (shapes/, from tests/data/gpu/shapes): every [gpu] test of test_cuda, then the circom
-# circuit of 384 constraints, 513 wires and 256 public signals (shapes/many_public) through
-# `coprove prove` on the CUDA backend (msm_copies auto) and on the host backend, both witnesses each.
+# beside it (shapes/, from tests/data/gpu/shapes): the circom circuit of 384 constraints, 513 wires
+# and 256 public signals (shapes/many_public) through `coprove prove` on the CUDA backend
+# (msm_copies auto) and on the host backend, both witnesses each, then every [gpu] test of
+# test_cuda.
 # With test_cuda_unfixed beside (a build without the fix of the proof MSMs' workspace for keys
 # whose queries pick different window widths), its shape test runs first, expected to fail.
 # Logs, reports and proofs go to $OUT (or out/), the proofs as one tar (snarkjs verifies them where
@@ -20,8 +21,6 @@ if [ -x "$here/test_cuda_unfixed" ]; then
   echo "test_cuda_unfixed [shapes]: exit $? (expected to fail)" | tee -a "$out/gpu.txt"
   tail -n 5 "$out/unfixed.log"
 fi
-"$here/test_cuda" "[gpu]" --reporter compact --durations yes >"$out/test_cuda.log" 2>&1 || status=1
-grep -E "^(test cases|All tests)|failed|FAILED" "$out/test_cuda.log" | tail -n 20
 proofs=$(mktemp -d)
 for backend in cuda host; do
   mkdir -p "$proofs/$backend"
@@ -36,5 +35,7 @@ for backend in cuda host; do
   [ $rc -eq 0 ] || status=1
 done
 tar -C "$proofs" -cf "$out/proofs.tar" .
+"$here/test_cuda" "[gpu]" --reporter compact --durations yes >"$out/test_cuda.log" 2>&1 || status=1
+grep -E "^(test cases|All tests)|failed|FAILED" "$out/test_cuda.log" | tail -n 20
 grep -E "^(test cases|All tests)" "$out/test_cuda.log" | tee -a "$out/gpu.txt"
 exit $status
