@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
-"""Runs fq_device.cuh's own PTX on the CPU: the Karatsuba products (karatsuba_product,
-karatsuba_square; fq_mul_karatsuba, fq_sqr_karatsuba, fq_mul_sub_karatsuba, fq2_mul_lazy) and, as a
-check of this replay itself, fq_mul and fq_mul_sub, which the H200 ran.
+"""Runs fq_device.cuh's own PTX on the CPU: the Fq products the kernels use, fq_mul (the word-by-word
+Montgomery product) and fq_mul_sub (a b - c d with one reduction, G1's bucket step).
 
 Each asm statement of the header is read from the header (its PTX text and its operand list) and
 executed by a small interpreter of the instructions it uses (mad/madc .lo/.hi, add/addc, sub/subc,
@@ -9,13 +8,12 @@ with and without .cc; 32-bit words, one carry flag that does not outlive the sta
 around the statements (loops, which words a chain works on) is written out below, function by
 function, as in the header. So a wrong operand number, a chain on the wrong words or a carry that
 overflows its word shows as a wrong value here, before any device time. Checked: every result is
-below 2p and congruent to the product (a b, a^2, a b - c d, (a + c u)(b + d u) times 2^-384 mod p),
-and the 768-bit products equal x y exactly; over the edges below 2p (0, 1, p - 1, p, p + 1, 2p - 1,
-values whose 192-bit halves have the largest sums) and random values below 2p. (4p^2, which
-fq2_mul_lazy adds, is the header's constexpr; a static_assert there checks it two ways.) A sabotage check edits one
-operand number of one chain and expects the replay to fail.
+below 2p and congruent to the product (a b and a b - c d times 2^-384 mod p), over the edges below
+2p (0, 1, p - 1, p, p + 1, 2p - 1, values whose 192-bit halves have the largest sums) and random
+values below 2p. A sabotage check edits one operand number of one chain and expects the replay to
+fail.
 
-Usage: scripts/fq_ptx_replay.py [RANDOM_INPUTS]   (default 500: about a minute)
+Usage: scripts/fq_ptx_replay.py [RANDOM_INPUTS]   (default 500)
 """
 import os
 import random
@@ -174,15 +172,11 @@ def asm(h, function, k, refs=(), **env):
     run_asm(h.statements[function][k], _ScalarView(env, refs))
 
 
-def chain_row_pair(h, we, ce, wo, co, le, lo, b):
-    asm(h, "chain_row_pair", 0, refs=("ce", "co"), we=we, ce=ce, wo=wo, co=co, le=le, lo=lo, b=b)
-
-
 def chain_row(h, a, carry, l, b):
     asm(h, "chain_row", 0, refs=("carry",), a=a, carry=carry, l=l, b=b)
 
 
-def split_reduce(h, t, linked):
+def split_reduce(h, t):
     p_even, p_odd = P_WORDS[0::2], P_WORDS[1::2]
     k = [0] * 25
     carry = 0
@@ -195,18 +189,12 @@ def split_reduce(h, t, linked):
         m = (w * P_INV) % M
         if i % 2 == 0:
             t.e[i] = w
-            if linked:
-                chain_row_pair(h, Ptr(t.e, i), Ptr(k, i + 12), Ptr(t.o, i), Ptr(k, i + 13), p_even, p_odd, m)
-            else:
-                chain_row(h, Ptr(t.e, i), Ptr(k, i + 12), p_even, m)
-                chain_row(h, Ptr(t.o, i), Ptr(k, i + 13), p_odd, m)
+            chain_row(h, Ptr(t.e, i), Ptr(k, i + 12), p_even, m)
+            chain_row(h, Ptr(t.o, i), Ptr(k, i + 13), p_odd, m)
         else:
             t.o[i - 1] = w
-            if linked:
-                chain_row_pair(h, Ptr(t.o, i - 1), Ptr(k, i + 12), Ptr(t.e, i + 1), Ptr(k, i + 13), p_even, p_odd, m)
-            else:
-                chain_row(h, Ptr(t.o, i - 1), Ptr(k, i + 12), p_even, m)
-                chain_row(h, Ptr(t.e, i + 1), Ptr(k, i + 13), p_odd, m)
+            chain_row(h, Ptr(t.o, i - 1), Ptr(k, i + 12), p_even, m)
+            chain_row(h, Ptr(t.e, i + 1), Ptr(k, i + 13), p_odd, m)
     k[12] = (k[12] + carry) % M
     high_e, high_o, carries = t.e[12:24], t.o[11:23], k[12:24]
     total = [0] * 12
@@ -243,142 +231,11 @@ def fq_mul_sub(h, a, b, c, d):
     for i in range(12):
         product_row(h, t, a[0::2], a[1::2], b[i], i)
         product_row(h, t, c_neg[0::2], c_neg[1::2], d[i], i)
-    return split_reduce(h, t, linked=False)
-
-
-def chain_half_row_pair(h, we, ce, wo, co, le, lo, b):
-    asm(h, "chain_half_row_pair", 0, refs=("ce", "co"), we=we, ce=ce, wo=wo, co=co, le=le, lo=lo, b=b)
-
-
-def product_half(h, x, y):
-    xe, xo = x[0::2], x[1::2]
-    e, o = [0] * 13, [0] * 11
-    for k in range(3):
-        e[2 * k], e[2 * k + 1] = (xe[k] * y[0]) % M, (xe[k] * y[0]) // M
-        o[2 * k], o[2 * k + 1] = (xo[k] * y[0]) % M, (xo[k] * y[0]) // M
-    for i in range(1, 6):
-        if i % 2 == 0:
-            chain_half_row_pair(h, Ptr(e, i), Ptr(e, i + 6), Ptr(o, i), Ptr(o, i + 6), xe, xo, y[i])
-        else:
-            chain_half_row_pair(h, Ptr(o, i - 1), Ptr(o, i + 5), Ptr(e, i + 1), Ptr(e, i + 7), xe, xo, y[i])
-    assert value(e) + value(o, 1) == value(x) * value(y) and e[12] == 0, "product_half's accumulators"
-    z = [0] * 12
-    z[0] = e[0]
-    asm(h, "product_half", 0, z=z, e=e, o=o)
-    return z
-
-
-def halves_sum(h, x):
-    s = [0] * 6
-    env = dict(x=x, s=s, carry=[0])
-    asm(h, "halves_sum", 0, refs=("carry",), **env)
-    return s, env["carry"][0]
-
-
-def assemble_karatsuba(h, z0, z1, z2):
-    t = z0[:6] + [0] * 18
-    asm(h, "assemble_karatsuba", 0, z0=z0, z1=z1, z2=z2, t=t)
-    return t
-
-
-def karatsuba_product(h, x, y):
-    x0, x1, y0, y1 = x[:6], x[6:], y[:6], y[6:]
-    sx, cx = halves_sum(h, x)
-    sy, cy = halves_sum(h, y)
-    z0, z2, m = product_half(h, x0, y0), product_half(h, x1, y1), product_half(h, sx, sy)
-    mask_x, mask_y = (-cx) % M, (-cy) % M
-    fx = [w & mask_x for w in sy]
-    fy = [w & mask_y for w in sx]
-    env = dict(m=m, m12=[0], fx=fx, fy=fy, cx=cx, cy=cy)
-    asm(h, "karatsuba_product", 0, refs=("m12",), **env)
-    m13 = m + [env["m12"][0]]
-    assert value(m13) == (value(x0) + value(x1)) * (value(y0) + value(y1)), "the halves' sums' product"
-    z1 = [0] * 13
-    asm(h, "karatsuba_product", 1, z1=z1, m=m, m12=env["m12"][0], z0=z0)
-    asm(h, "karatsuba_product", 2, z1=z1, z2=z2)
-    assert value(z1) == value(x0) * value(y1) + value(x1) * value(y0), "z1"
-    return assemble_karatsuba(h, z0, z1, z2)
-
-
-def square_half(h, x):
-    e, o = [0] * 11, [0] * 11
-    asm(h, "square_half", 0, e=e, o=o, x=x)
-    w = [0] * 12
-    w[1] = o[0]
-    asm(h, "square_half", 1, w=w, e=e, o=o)
-    z = [0] * 12
-    asm(h, "square_half", 2, z=z, w=w, x=x)
-    return z
-
-
-def karatsuba_square(h, x):
-    x0, x1 = x[:6], x[6:]
-    z0, z2, c = square_half(h, x0), square_half(h, x1), product_half(h, x0, x1)
-    assert value(z0) == value(x0) ** 2 and value(z2) == value(x1) ** 2, "square_half"
-    z1 = [0] * 13
-    asm(h, "karatsuba_square", 0, z1=z1, c=c)
-    return assemble_karatsuba(h, z0, z1, z2)
-
-
-def reduce_wide(h, t):
-    return split_reduce(h, SimpleNamespace(e=list(t) + [0], o=[0] * 23), linked=True)
-
-
-def add_wide(h, x, y):
-    out = [0] * 24
-    asm(h, "add_wide", 0, x=x, y=y, out=out)
-    return out
-
-
-def fq_mul_karatsuba(h, a, b):
-    t = karatsuba_product(h, a, b)
-    assert value(t) == value(a) * value(b), "karatsuba_product"
-    return reduce_wide(h, t)
-
-
-def fq_sqr_karatsuba(h, a):
-    t = karatsuba_square(h, a)
-    assert value(t) == value(a) ** 2, "karatsuba_square"
-    return reduce_wide(h, t)
-
-
-def fq_mul_sub_karatsuba(h, a, b, c, d):
-    two_p = words(2 * P, 12)
-    c_neg = [0] * 12
-    sub_words(h, two_p, c, c_neg)
-    ab, cd = karatsuba_product(h, a, b), karatsuba_product(h, c_neg, d)
-    total = add_wide(h, ab, cd)
-    assert value(total) == value(a) * value(b) + (2 * P - value(c)) * value(d) < 8 * P * P, "a b + (2p - c) d"
-    return reduce_wide(h, total)
-
-
-def sub_wide(h, x, y):
-    out = [0] * 24
-    asm(h, "sub_wide", 0, x=x, y=y, out=out)
-    return out
-
-
-FOUR_P_SQUARED = words(4 * P * P, 24)
-
-
-def fq2_mul_lazy(h, a0, a1, b0, b1):
-    sum_a, sum_b = [0] * 12, [0] * 12
-    add_words(h, a0, a1, sum_a)
-    add_words(h, b0, b1, sum_b)
-    s = karatsuba_product(h, sum_a, sum_b)
-    t = karatsuba_product(h, a0, b0)
-    c1 = sub_wide(h, s, t)
-    c0 = add_wide(h, t, FOUR_P_SQUARED)
-    t = karatsuba_product(h, a1, b1)
-    s = sub_wide(h, c1, t)
-    c1 = sub_wide(h, c0, t)
-    assert value(c1) == value(a0) * value(b0) + 4 * P * P - value(a1) * value(b1) < 8 * P * P, "c0 wide"
-    assert value(s) == value(a0) * value(b1) + value(a1) * value(b0), "c1 wide"
-    return reduce_wide(h, c1), reduce_wide(h, s)
+    return split_reduce(h, t)
 
 
 def fq_mul(h, a, b):
-    """fq_mul's word-by-word rounds (the H200 ran this): checks the replay itself."""
+    """fq_mul's word-by-word rounds."""
     x, y = [0] * 12, [0] * 12
     for i in range(0, 12, 2):
         _mul_round(h, x, y, a, b[i], i == 0)
@@ -410,19 +267,9 @@ def check(h, values, pairs):
         assert v % P == want % P, "wrong result"
 
     for a, b in pairs:
-        wa, wb = words(a, 12), words(b, 12)
-        fq(fq_mul(h, wa, wb), a * b * R_INV)
-        fq(fq_mul_karatsuba(h, wa, wb), a * b * R_INV)
-    for a in values:
-        fq(fq_sqr_karatsuba(h, words(a, 12)), a * a * R_INV)
+        fq(fq_mul(h, words(a, 12), words(b, 12)), a * b * R_INV)
     for (a, b), (c, d) in zip(pairs, pairs[1:]):
-        # (a + c u)(b + d u) in Fq2 = Fq[u] / (u^2 + 1)
-        r0, r1 = fq2_mul_lazy(h, words(a, 12), words(c, 12), words(b, 12), words(d, 12))
-        fq(r0, (a * b - c * d) * R_INV)
-        fq(r1, (a * d + c * b) * R_INV)
-        want = (a * b - c * d) * R_INV
-        fq(fq_mul_sub(h, words(a, 12), words(b, 12), words(c, 12), words(d, 12)), want)
-        fq(fq_mul_sub_karatsuba(h, words(a, 12), words(b, 12), words(c, 12), words(d, 12)), want)
+        fq(fq_mul_sub(h, words(a, 12), words(b, 12), words(c, 12), words(d, 12)), (a * b - c * d) * R_INV)
 
 
 def main():
@@ -438,7 +285,7 @@ def main():
     pairs = [(a, b) for a in edges for b in edges] + list(zip(values, reversed(values)))
     check(Header(text), values, pairs)
     # Sabotage: one operand number of the assembly's chain changed; the replay must notice.
-    broken = text.replace('"addc.cc.u32 %12, %42, %43;', '"addc.cc.u32 %12, %42, %41;', 1)
+    broken = text.replace('"madc.hi.cc.u32 %1, %13, %19, %1;', '"madc.hi.cc.u32 %1, %14, %19, %1;', 1)
     assert broken != text, "sabotage target not found"
     try:
         check(Header(broken), values[:50], pairs[:50])
@@ -446,9 +293,8 @@ def main():
         pass
     else:
         sys.exit("fq_ptx_replay: a broken chain went unnoticed")
-    print(f"fq_device.cuh's PTX replayed: {len(pairs)} products (fq_mul and fq_mul_karatsuba), {len(values)} squares,"
-          f" {len(pairs) - 1} differences of products (fq_mul_sub and fq_mul_sub_karatsuba) and products in Fq2"
-          " (fq2_mul_lazy): all below 2p and right; a broken chain is noticed")
+    print(f"fq_device.cuh's PTX replayed: {len(pairs)} products (fq_mul) and {len(pairs) - 1} differences of"
+          " products (fq_mul_sub): all below 2p and right; a broken chain is noticed")
 
 
 if __name__ == "__main__":

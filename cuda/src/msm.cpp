@@ -423,11 +423,9 @@ msm_bases<Affine>::msm_bases(std::span<const Affine> points, int device, const m
   if (points.size() > msm_max_count)
     throw std::invalid_argument("MSM: " + std::to_string(points.size()) + " bases, at most " +
                                 std::to_string(msm_max_count));
-  if (precompute.copies != 1) {
-    const msm_plan plan = plan_msm(traits::group, points.size(), precompute.window_bits, precompute.copies);
-    copies_ = plan.copies;
-    window_bits_ = copies_ > 1 ? plan.window_bits : 0;
-  }
+  const msm_precompute kept = msm_bases_precompute(traits::group, points.size(), precompute);
+  copies_ = kept.copies;
+  window_bits_ = kept.window_bits;
   scoped_device scope(device);
   if (points.empty()) return;
   cudaPointerAttributes attributes{};
@@ -575,19 +573,13 @@ std::size_t msm_workspace_bytes(const msm_plan& plan) {
 }
 
 std::size_t msm_proof_workspace_bytes(std::size_t h_count, std::size_t variables, std::size_t aux,
-                                      unsigned window_bits, unsigned copies) {
-  // As plan_of plans runs over bases of these copies.
-  const auto plan = [&](msm_group group, std::size_t count) {
-    return plan_msm(group, count, copies > 1 ? window_bits : 0, copies);
-  };
-  const msm_plan witness_g1 = plan(msm_group::g1, variables);
-  const msm_plan witness_g2 = plan(msm_group::g2, variables);
+                                      const msm_precompute& key) {
+  const msm_proof_plans plans = plan_proof_msms(h_count, variables, aux, key);
   // A, B_G1 and B_G2 placed once: the placement and the largest run, which is more than the largest
   // run placed apart takes (the shared placement holds what a run's own one does, and more).
-  const std::size_t witness = shared_placement_bytes(witness_g1, variables) +
-                              shared_run_bytes(witness_g1, witness_g1, witness_g2, variables);
-  return std::max({msm_workspace_bytes(plan(msm_group::g1, h_count)), witness,
-                   msm_workspace_bytes(plan(msm_group::g1, aux))});
+  const std::size_t witness =
+      shared_placement_bytes(plans.a, variables) + shared_run_bytes(plans.a, plans.b_g1, plans.b_g2, variables);
+  return std::max({msm_workspace_bytes(plans.h), witness, msm_workspace_bytes(plans.l)});
 }
 
 void msm_async(msm_context& context, const msm_bases_g1& bases, const field::fr* scalars, std::size_t count,

@@ -209,6 +209,24 @@ msm_plan plan_msm(msm_group group, std::size_t count, unsigned window_bits, unsi
   return plan;
 }
 
+msm_precompute msm_bases_precompute(msm_group group, std::size_t points, const msm_precompute& precompute) {
+  if (precompute.copies == 1) return {};
+  const msm_plan plan = plan_msm(group, points, precompute.window_bits, precompute.copies);
+  if (plan.copies == 1) return {};
+  return {plan.window_bits, plan.copies};
+}
+
+msm_proof_plans plan_proof_msms(std::size_t h_count, std::size_t variables, std::size_t aux,
+                                const msm_precompute& key) {
+  // As run_msm plans a run over all the points of bases made for `key`.
+  const auto plan = [&](msm_group group, std::size_t count) {
+    const msm_precompute bases = msm_bases_precompute(group, count, key);
+    return plan_msm(group, count, bases.window_bits, bases.copies);
+  };
+  return {plan(msm_group::g1, h_count), plan(msm_group::g1, variables), plan(msm_group::g1, variables),
+          plan(msm_group::g2, variables), plan(msm_group::g1, aux)};
+}
+
 std::vector<int> msm_signed_digits(const field::scalar_limbs& scalar, unsigned window_bits) {
   if (window_bits == 0 || window_bits > msm_max_window_bits)
     throw std::invalid_argument("MSM: window of " + std::to_string(window_bits) + " bits");

@@ -11,6 +11,7 @@
 #include "coprove/cuda/stream.hpp"
 #include "coprove/runtime/metrics.hpp"
 #include "coprove/runtime/spin_runner.hpp"
+#include "cuda_test_kernels.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
@@ -62,7 +63,7 @@ TEST_CASE("device_count never throws and finds the GPU", "[gpu][bridge]") {
 TEST_CASE("stream and event wrappers record and observe completion", "[gpu][bridge]") {
   coprove::cuda::stream s;
   coprove::cuda::event e;
-  REQUIRE(coprove::cuda::launch_delay_kernel(s.get(), 1'000'000) == cudaSuccess);
+  REQUIRE(coprove::cuda::testing::launch_delay_kernel(s.get(), 1'000'000) == cudaSuccess);
   e.record(s.get());
   e.synchronize();
   CHECK(e.query() == cudaSuccess);
@@ -112,7 +113,7 @@ TEST_CASE("each bridge strategy delivers 10,000 completions in order, none lost 
     const int lane = i % 2;
     cudaStream_t s = streams[lane].get();
     // Now and then a kernel that runs long enough for later calls to queue up behind it.
-    const cudaError_t launched = i % 97 == 0 ? coprove::cuda::launch_delay_kernel(s, 50'000)
+    const cudaError_t launched = i % 97 == 0 ? coprove::cuda::testing::launch_delay_kernel(s, 50'000)
                                              : coprove::cuda::launch_empty_kernel(s);
     REQUIRE(launched == cudaSuccess);
     coprove::runtime::completion_signal done;
@@ -170,7 +171,7 @@ TEST_CASE("a cancelled wait leaves at once; the bridge still sets its signal and
   completion_bridge bridge(strategy);
   coprove::cuda::stream s;
   asio::io_context ioc;
-  REQUIRE(coprove::cuda::launch_delay_kernel(s.get(), 20'000'000) == cudaSuccess);  // 20 ms
+  REQUIRE(coprove::cuda::testing::launch_delay_kernel(s.get(), 20'000'000) == cudaSuccess);  // 20 ms
   coprove::runtime::completion_signal done;
   bridge.signal_when_done(s.get(), done);
   CHECK(bridge.in_flight() == 1);
@@ -219,7 +220,7 @@ TEST_CASE("the bridge waits for the work in flight before it is destroyed", "[gp
   coprove::runtime::completion_signal done;
   {
     completion_bridge bridge(strategy);
-    REQUIRE(coprove::cuda::launch_delay_kernel(s.get(), 20'000'000) == cudaSuccess);  // 20 ms
+    REQUIRE(coprove::cuda::testing::launch_delay_kernel(s.get(), 20'000'000) == cudaSuccess);  // 20 ms
     bridge.signal_when_done(s.get(), done);
   }
   REQUIRE(done.is_set());
@@ -236,7 +237,7 @@ TEST_CASE("a device fault fails the signal instead of hanging in a child process
     if (coprove::cuda::to_string(s) == name) strategy = s;
   completion_bridge bridge(strategy);
   coprove::cuda::stream s;
-  REQUIRE(coprove::cuda::detail::launch_fault_kernel(s.get()) == cudaSuccess);
+  REQUIRE(coprove::cuda::testing::launch_fault_kernel(s.get()) == cudaSuccess);
   coprove::runtime::completion_signal done;
   bridge.signal_when_done(s.get(), done);
   const auto deadline = std::chrono::steady_clock::now() + 20s;

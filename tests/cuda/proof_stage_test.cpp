@@ -178,7 +178,7 @@ TEST_CASE("an MSM without device memory fails its partition with the CUDA error 
           "[cuda][engine][proof][gpu]") {
   REQUIRE(cuda::cuda_device_count() > 0);
   // A cap on a slot's MSM workspace that holds mimc/10's but not mimc/17's.
-  const auto workspace = [](std::size_t count) { return cuda::msm_proof_workspace_bytes(count, count, count, 0, 1); };
+  const auto workspace = [](std::size_t count) { return cuda::msm_proof_workspace_bytes(count, count, count, {0, 1}); };
   const std::size_t limit = std::size_t{40} << 20;
   REQUIRE(workspace(std::size_t{1} << 10) * 4 < limit);
   REQUIRE(workspace(std::size_t{1} << 17) > 2 * limit);

@@ -99,19 +99,14 @@ class completion_bridge {
 /// "host_func", "event_poller", "mapped_flag" or "stream_write".
 std::string_view to_string(completion_bridge::strategy s) noexcept;
 
-// Small kernels that measure and test the bridge (bridge_kernels.cu). Each returns the launch status.
+// The bridge's small kernels (bridge_kernels.cu). Each returns the launch status.
 
 /// Enqueues an empty kernel: the unit of work of the bridge latency benchmark.
 cudaError_t launch_empty_kernel(cudaStream_t s) noexcept;
-/// Enqueues a one-thread kernel that busy-waits about `ns` nanoseconds of GPU time.
-cudaError_t launch_delay_kernel(cudaStream_t s, std::uint64_t ns) noexcept;
 
 namespace detail {
 /// Writes `value` into `*flag` (mapped pinned memory) once the stream's earlier work is done.
 cudaError_t launch_write_flag(cudaStream_t s, unsigned long long* flag, unsigned long long value) noexcept;
-/// Enqueues a kernel that writes through a null pointer: an illegal-address fault that ruins the
-/// process's context. Only for a test that runs it in a child process.
-cudaError_t launch_fault_kernel(cudaStream_t s) noexcept;
 }  // namespace detail
 
 }  // namespace coprove::cuda

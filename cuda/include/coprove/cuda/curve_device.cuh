@@ -21,41 +21,18 @@ namespace coprove::cuda {
 template <class F>
 struct field_ops;
 
-// G1's products: fq_mul's interleaved rounds, or one level of Karatsuba with
-// -DCOPROVE_GPU_G1_KARATSUBA (all three), -DCOPROVE_GPU_G1_KARATSUBA_SQR (squares) or
-// -DCOPROVE_GPU_G1_KARATSUBA_MUL_SUB (a b - c d), for measuring (fq_device.cuh says what they cost).
-// They are functions the kernels call, as G2's are: G1's level-0 kernel then holds each product's
-// machine code once (2,738 instructions instead of 6,984; 118 registers, no stack frame; ptxas
-// 13.0), and on an H100 G1's MSM at 2^24 points over 13 copies took 101.1 ms instead of 108.6
-// (docs/history/msm.md): inlined ten times the loop outgrew what the SM's instruction caches supply.
-// -DCOPROVE_GPU_G1_INLINE_PRODUCTS inlines them again, for measuring.
-#if defined(COPROVE_GPU_G1_INLINE_PRODUCTS)
-#define COPROVE_G1_PRODUCT __device__ __forceinline__
-#else
+// G1's products are functions the kernels call, as G2's are: G1's level-0 kernel then holds each
+// product's machine code once (2,738 instructions instead of 6,984; 118 registers, no stack frame;
+// ptxas 13.0), and on an H100 G1's MSM at 2^24 points over 13 copies took 101.1 ms instead of 108.6
+// with them inline (docs/history/msm.md): inlined ten times the loop outgrew what the SM's instruction
+// caches supply.
 #define COPROVE_G1_PRODUCT __device__ __noinline__ inline
-#endif
 namespace g1_products {
-COPROVE_G1_PRODUCT fq_device mul(const fq_device a, const fq_device b) {
-#if defined(COPROVE_GPU_G1_KARATSUBA)
-  return fq_mul_karatsuba(a, b);
-#else
-  return fq_mul(a, b);
-#endif
-}
-COPROVE_G1_PRODUCT fq_device sqr(const fq_device a) {
-#if defined(COPROVE_GPU_G1_KARATSUBA_SQR)
-  return fq_sqr_karatsuba(a);
-#else
-  return fq_sqr(a);
-#endif
-}
+COPROVE_G1_PRODUCT fq_device mul(const fq_device a, const fq_device b) { return fq_mul(a, b); }
+COPROVE_G1_PRODUCT fq_device sqr(const fq_device a) { return fq_sqr(a); }
 /// a b - c d, with one reduction.
 COPROVE_G1_PRODUCT fq_device mul_sub(const fq_device a, const fq_device b, const fq_device c, const fq_device d) {
-#if defined(COPROVE_GPU_G1_KARATSUBA_MUL_SUB)
-  return fq_mul_sub_karatsuba(a, b, c, d);
-#else
   return fq_mul_sub(a, b, c, d);
-#endif
 }
 }  // namespace g1_products
 

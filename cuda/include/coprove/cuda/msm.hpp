@@ -65,16 +65,6 @@ class msm_context {
   std::size_t arena_bytes_ = 0;
 };
 
-/// Shifted copies of the bases made on the device after the upload (msm_plan.hpp, "Precomputed
-/// bases"): fewer windows to weight and combine, and room for wider windows, for `copies` times the
-/// bases' device memory.
-struct msm_precompute {
-  /// c, the width every MSM over these bases uses; 0: the plan's choice for the count and copies.
-  unsigned window_bits = 0;
-  /// f: 1 for none; 0 for one a window (the whole scalar adds into one window's buckets).
-  unsigned copies = 1;
-};
-
 /// Affine bases resident on one device, in the device layout (x, y; the identity as (0, 0)).
 template <class Affine>
 class msm_bases {
@@ -181,12 +171,13 @@ using msm_window_sums_g2 = msm_window_sums<field::g2_xyzz, field::g2_jacobian>;
 std::size_t msm_workspace_bytes(const msm_plan& plan);
 
 /// Device memory the MSMs of one Groth16 proof take from an arena context, one after another on
-/// one stream: H over `h_count` scalars, A, B_G1 and B_G2 over `variables`
-/// (msm_windows_same_scalars_async, placed once or apart) and L over `aux`, over bases copied
-/// `copies` times for windows of `window_bits` (msm_precompute's, copies resolved: 1 for none): the
-/// largest of them. Throws std::invalid_argument where plan_msm does.
+/// one stream: the runs plan_proof_msms plans (H over `h_count` scalars, A, B_G1 and B_G2 over
+/// `variables`, msm_windows_same_scalars_async, placed once or apart, and L over `aux`) over a key
+/// whose bases were made with `key` (as asked, not as one query's bases resolved it: each query
+/// resolves a width of 0 for its own count): the largest of them. Throws std::invalid_argument where
+/// plan_msm does.
 std::size_t msm_proof_workspace_bytes(std::size_t h_count, std::size_t variables, std::size_t aux,
-                                      unsigned window_bits, unsigned copies);
+                                      const msm_precompute& key);
 
 /// Enqueues sum_{i < count} scalars[i] * bases[i] on `stream` and returns; when the stream reaches
 /// the end of the run, *result holds the sum in XYZZ coordinates (result: device memory or

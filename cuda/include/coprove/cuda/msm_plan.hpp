@@ -166,6 +166,33 @@ static_assert(msm_auto_copies == 13 && msm_auto_copies <= msm_max_copies);
 inline constexpr unsigned msm_auto_copies_second = msm_window_count(22);
 static_assert(msm_auto_copies_second == 12 && msm_auto_copies_second < msm_auto_copies);
 
+/// Shifted copies of the bases made on the device after the upload ("Precomputed bases" above):
+/// fewer windows to weight and combine, and room for wider windows, for `copies` times the bases'
+/// device memory.
+struct msm_precompute {
+  /// c, the width every MSM over these bases uses; 0: the plan's choice for the count and copies.
+  unsigned window_bits = 0;
+  /// f: 1 for none; 0 for one a window (the whole scalar adds into one window's buckets).
+  unsigned copies = 1;
+};
+
+/// The copies and width that bases of `points` points made for `precompute` keep (msm_bases): the
+/// copies resolved (0: one a window) and, with more than one, the width asked for or, for 0, the
+/// plan's for that many points; {0, 1} without copies. Throws std::invalid_argument where plan_msm
+/// does.
+msm_precompute msm_bases_precompute(msm_group group, std::size_t points, const msm_precompute& precompute);
+
+/// The plans of one Groth16 proof's five MSMs, as its runs make them over the whole of each query
+/// of a key whose bases were made for `key`: H over `h_count` points, A and B_G1 in G1 and B_G2 in
+/// G2 over `variables`, L over `aux`. Each query's bases resolve their own width
+/// (msm_bases_precompute), so where the width is left to the plan, H over the domain and A over the
+/// witness may use different ones (a 2^10 domain and 513 wires over 13 copies: 8 and 7 bits).
+struct msm_proof_plans {
+  msm_plan h, a, b_g1, b_g2, l;
+};
+msm_proof_plans plan_proof_msms(std::size_t h_count, std::size_t variables, std::size_t aux,
+                                const msm_precompute& key);
+
 /// The signed digits of a canonical scalar, window 0 first (the host twin of msm_signed_digit, for
 /// tests): sum_w digits[w] 2^(c w) equals the scalar.
 std::vector<int> msm_signed_digits(const field::scalar_limbs& scalar, unsigned window_bits);

@@ -138,22 +138,4 @@ void msm_gather_windows(msm_group group, const void* window_sums, const std::uin
 /// result = the identity (an empty MSM).
 void msm_write_identity(msm_group group, void* result, cudaStream_t stream);
 
-/// Elements of Fq (48 bytes each, field::fq's layout) fq_ops_check writes for each input.
-inline constexpr std::size_t fq_check_outputs = 24;
-/// For the tests, over a[i], b[i] below 2p (fq_check_kernels.cu): out[24 i + k] is, for k = 0..7,
-/// a b, a + b, a - b as computed (below 2p), then reduced, then -a and ((a^2 + b - a)^2 + b - a ...)
-/// (`rounds` times) reduced; for even i with i + 1 < n, u = a[i] + a[i + 1] u and v = b[i] + b[i + 1] u
-/// in Fq2: k = 8, 9 are u v as computed, 10, 11 reduced and 12, 13 u^2 reduced; for i + 1 < n,
-/// k = 14, 15 are a[i] b[i] - a[i + 1] b[i + 1] (fq_mul_sub) as computed and reduced; k = 16, 17 are
-/// a b by fq_mul_karatsuba, k = 20, 21 a^2 by fq_sqr_karatsuba and, for i + 1 < n, k = 18, 19 the
-/// difference of products by fq_mul_sub_karatsuba, each as computed and reduced; for even i with
-/// i + 1 < n, k = 22, 23 are u v by fq2_mul_lazy, reduced. zero[i] is whether a[i] is 0 mod p.
-void fq_ops_check(const void* a, const void* b, void* out, std::uint32_t* zero, std::size_t n, unsigned rounds,
-                  cudaStream_t stream);
-
-/// For the tests, over XYZZ points p[i], q[i] of `group` (field::g1_xyzz's or g2_xyzz's layout,
-/// coordinates below 2p; fq_check_kernels.cu): out[4 i + k] is, reduced, for k = 0 p + q by add_xyzz,
-/// 1 the same by add_xyzz_shared, 2 2p by double_xyzz and 3 by double_xyzz_shared.
-void point_ops_check(msm_group group, const void* p, const void* q, void* out, std::size_t n, cudaStream_t stream);
-
 }  // namespace coprove::cuda::detail

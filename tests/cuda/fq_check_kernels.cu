@@ -1,12 +1,14 @@
 // Fq and Fq2 on the GPU, one operation at a time, for the tests: values below 2p in, every result
 // both as computed (below 2p, which the tests check) and brought to its canonical form (which the
 // tests compare with field::fq and field::fq2); and the XYZZ addition and doubling, with the points
-// in registers and in shared memory.
+// in registers and in shared memory. Built into test_cuda (coprove_cuda_test_kernels), not the
+// library.
+#include "cuda_test_kernels.hpp"
+
 #include <coprove/cuda/curve_device.cuh>
-#include <coprove/cuda/detail/msm_launch.hpp>
 #include <coprove/cuda/error.hpp>
 
-namespace coprove::cuda::detail {
+namespace coprove::cuda::testing {
 namespace {
 
 /// x^2 + b - a, `rounds` times from x = a: products of products, sums and differences of them.
@@ -31,20 +33,11 @@ __global__ void fq_ops_kernel(const fq_device* a, const fq_device* b, fq_device*
   o[5] = fq_reduce(difference);
   o[6] = fq_reduce(fq_neg(x));
   o[7] = fq_reduce(fq_chain(x, y, rounds));
-  const fq_device karatsuba = fq_mul_karatsuba(x, y);
-  o[16] = karatsuba;
-  o[17] = fq_reduce(karatsuba);
-  const fq_device square = fq_sqr_karatsuba(x);
-  o[20] = square;
-  o[21] = fq_reduce(square);
   zero[i] = fq_is_zero(x) ? 1u : 0u;
   if (i + 1 < n) {  // a[i] b[i] - a[i + 1] b[i + 1] with one reduction
     const fq_device difference_of_products = fq_mul_sub(x, y, a[i + 1], b[i + 1]);
     o[14] = difference_of_products;
     o[15] = fq_reduce(difference_of_products);
-    const fq_device by_karatsuba = fq_mul_sub_karatsuba(x, y, a[i + 1], b[i + 1]);
-    o[18] = by_karatsuba;
-    o[19] = fq_reduce(by_karatsuba);
   }
   if (i % 2 == 0 && i + 1 < n) {  // (a[i], a[i + 1]) and (b[i], b[i + 1]) as elements of Fq2
     const fq2_device u{x, a[i + 1]}, v{y, b[i + 1]};
@@ -55,9 +48,6 @@ __global__ void fq_ops_kernel(const fq_device* a, const fq_device* b, fq_device*
     o[11] = fq_reduce(uv.c1);
     o[12] = fq_reduce(uu.c0);
     o[13] = fq_reduce(uu.c1);
-    const fq2_device lazy = fq2_mul_lazy(u, v);
-    o[22] = fq_reduce(lazy.c0);
-    o[23] = fq_reduce(lazy.c1);
   }
 }
 
@@ -113,4 +103,4 @@ void point_ops_check(msm_group group, const void* p, const void* q, void* out, s
   }
 }
 
-}  // namespace coprove::cuda::detail
+}  // namespace coprove::cuda::testing
