@@ -10,13 +10,16 @@ feeds mutants of it to the command that reads that kind:
   params, key.json   coprove run --keys DIR (key.json's hashes follow a mutated params, so the
                      params themselves are what is tested)
   pce                coprove run --pce-cache DIR (a refused cache file is rebuilt, said at warning)
-  vk, report         coprove verify REPORT --vk VK
+  vk, report         coprove verify REPORT --vk VK (a bellman vk file)
   vk.json, proof.json, public.json
                      coprove verify --vk VK.json --proof P --public PUB
 
 Mutants: N random ones (bit flips, bytes set, truncation, extension), and every count or size
 field set to 2^31 and 2^32-1 (u32) and also 2^63 and 2^64-1 (u64), byte order as the format has it;
-in JSON files every number is set to 27 (a large circuit) and those four values.
+in JSON files every number is set to 27 (a large circuit) and those four values. Then the files
+issue 42 found mishandled (kind "crafted": a zkey whose domainSize is raised with a coefficient
+moved to its last row, a vk with gamma and delta at infinity, a key.json claiming mimc/24, a report
+naming circuit "mimc "), which must all be refused: one accepted fails the sweep like a crash.
 
 Each run is under a wall-clock timeout and an address-space limit (so that a reader that trusts a
 count cannot take the machine down), its peak RSS taken from wait4. Outcomes:
@@ -260,6 +263,39 @@ def json_mutants(data, max_fields, rng):
     return out[:max_fields]
 
 
+def crafted_mutants(fmt, data):
+    """Files that issue 42 found each reader mishandling: each must be refused."""
+    out = []
+    if fmt == "zkey":
+        sections, at = {}, 12
+        while at + 12 <= len(data):
+            stype, size = struct.unpack_from("<IQ", data, at)
+            sections[stype] = at + 12
+            at += 12 + size
+        header = sections[2]
+        r_at = header + 4 + struct.unpack_from("<I", data, header)[0]
+        domain_at = r_at + 4 + struct.unpack_from("<I", data, r_at)[0] + 8
+        for log in (26, 28):
+            b = set_field(data, domain_at, 4, 1 << log, False)
+            b = set_field(b, sections[4] + 8, 4, (1 << log) - 1, False)
+            out.append(("crafted", f"domainSize 2^{log}, coefficient 0 on its last row", b))
+    elif fmt == "vk":
+        b = bytearray(data)
+        for offset, size in [(384, 192), (576, 96), (672, 192)]:
+            b[offset:offset + size] = bytes([0x40]) + bytes(size - 1)
+        out.append(("crafted", "gamma_g2, delta_g1, delta_g2 at infinity", bytes(b)))
+    elif fmt == "key.json":
+        # The structure digest of this build's mimc/24 (r1cs::make_circuit("mimc", 24)->structure_digest()).
+        k = json.loads(data)
+        k.update(log_constraints=24, circuit_id="mimc/24", structure_digest="0x69c91f8a28135147")
+        out.append(("crafted", "claims mimc/24 (its id and digest)", json.dumps(k, indent=2).encode()))
+    elif fmt == "report":
+        r = json.loads(data)
+        r["results"][0]["request"]["circuit"] = "mimc "
+        out.append(("crafted", "circuit 'mimc ' (not built in)", json.dumps(r).encode()))
+    return out
+
+
 # ---- the formats ----
 
 class Sweep:
@@ -347,7 +383,8 @@ class Sweep:
 
         def f_report(d, m):
             p = d / "m.report.json"; p.write_bytes(m)
-            return ["verify", str(p), "--vk", str(s / "keys")], p
+            # The bare vk file: it says nothing of the circuit's size, so the report alone claims it.
+            return ["verify", str(p), "--vk", str(s / "keys" / "vk")], p
 
         def f_vk_json(d, m):
             p = d / "m.vk.json"; p.write_bytes(m)
@@ -424,7 +461,7 @@ class Sweep:
             limit_kb = max(self.args.mem_limit_mb << 10, 2 * base[2])
             baselines[fmt] = {"peak_rss_kb": base[2], "seconds": round(base[3], 3), "limit_kb": limit_kb,
                               "seed_bytes": len(data)}
-            mutants = random_mutants(data, self.args.mutants, rng)
+            mutants = random_mutants(data, self.args.mutants, rng) + crafted_mutants(fmt, data)
             if fields == "json":
                 mutants += json_mutants(data, self.args.max_fields, rng)
             else:
@@ -479,12 +516,13 @@ def main():
             shutil.rmtree(sweep.work, ignore_errors=True)
     print(table(baselines, rows))
     for r in rows:
-        if r["outcome"] in FAILING or r["outcome"] == "unnamed":
+        if r["outcome"] in FAILING or r["outcome"] == "unnamed" or (r["kind"] == "crafted" and r["outcome"] == "accepted"):
             print(f"  {r['format']} #{r['index']} {r['mutation']}: {r['outcome']} (exit {r['exit']}, signal {r['signal']}, "
                   f"{r['peak_rss_kb'] >> 10} MiB, {r['seconds']} s): {r['output_tail'][-160:]!r}")
     if args.json:
         Path(args.json).write_text(json.dumps({"coprove": sweep.coprove, "baselines": baselines, "runs": rows}, indent=1))
-    return 1 if any(r["outcome"] in FAILING for r in rows) else 0
+    failed = any(r["outcome"] in FAILING or (r["kind"] == "crafted" and r["outcome"] == "accepted") for r in rows)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
