@@ -87,6 +87,7 @@ void silence_streams() {
   static null_buffer nowhere;
   std::cout.rdbuf(&nowhere);
   std::cerr.rdbuf(&nowhere);
+  std::clog.rdbuf(&nowhere);
 }
 
 }  // namespace coprove::fuzz

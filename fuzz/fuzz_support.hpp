@@ -47,7 +47,8 @@ std::filesystem::path fixture(std::string_view relative);
 /// The bytes of a fixture file.
 std::vector<std::uint8_t> fixture_bytes(std::string_view relative);
 
-/// Sends std::cout and std::cerr to nowhere: the commands under test print their verdicts.
+/// Sends std::cout, std::cerr and std::clog to nowhere: the commands under test print their
+/// verdicts.
 void silence_streams();
 
 /// The input as bytes.
