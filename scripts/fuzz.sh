@@ -1,35 +1,108 @@
 #!/usr/bin/env bash
-# Fuzzes the HTTP layer of `coprove serve` (raw socket bytes through the bounded request parser on
-# Beast's basic_parser, chunked framing and trailers included, then the route and body parsers)
-# with libFuzzer for a bounded time (default 30 s,
-# FUZZ_SECONDS to change it) under AddressSanitizer and UndefinedBehaviorSanitizer. Needs clang
-# with libFuzzer; where there is none it says so and exits 0 (the randomized test in
-# tests/service/request_parser_fuzz_test.cpp still runs in ctest).
+# Fuzzes every file reader and the HTTP layer of `coprove serve` with libFuzzer, under
+# AddressSanitizer and UndefinedBehaviorSanitizer: builds the targets of fuzz/ (the fuzz preset:
+# clang, build/fuzz) and runs each for FUZZ_SECONDS (default 30) on its corpus, fuzz/corpus/TARGET
+# (read only; what a run finds goes to build/fuzz/corpus/TARGET). Every run has a largest input
+# sized for its format, -malloc_limit_mb and -rss_limit_mb so that an allocation out of proportion
+# to the input fails it, and -timeout for a hang. Any crash, limit hit or timeout fails the script,
+# naming the target and the input libFuzzer saved.
+#
+#   scripts/fuzz.sh [TARGET ...]     fuzz the named targets (default: all)
+#   scripts/fuzz.sh --merge [TARGET ...]
+#                                    fold what build/fuzz/corpus found into fuzz/corpus (-merge=1:
+#                                    only inputs that add coverage), for committing
+#
+# FUZZ_SECONDS: seconds per target; FUZZ_JOBS: targets run at once (default: the cores);
+# JOBS: build jobs (default: the cores). Without clang++ it says so and exits 0, unless
+# FUZZ_REQUIRED=1 (CI), when that is a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-30}
-cxx=${FUZZ_CXX:-$(command -v clang++ || true)}
-if [[ -z "$cxx" ]]; then
-  echo "fuzz.sh: clang++ not found: skipping the libFuzzer run" >&2
+jobs=${JOBS:-$(nproc)}
+fuzz_jobs=${FUZZ_JOBS:-$(nproc)}
+build=build/fuzz
+
+# target  largest input (bytes)  malloc limit (MB)  rss limit (MB)  seconds per input
+limits="
+request_parser_fuzz 4096   64  1024 10
+zkey_fuzz           16384  64  1024 10
+wtns_fuzz           4096   64  1024 10
+r1cs_fuzz           4096   64  1024 10
+params_fuzz         16384  64  1024 10
+vk_fuzz             4096   64  1024 10
+vk_json_fuzz        8192   64  1024 10
+proof_json_fuzz     4096   64  1024 10
+public_json_fuzz    2048   64  1024 10
+pce_fuzz            65536  64  1024 10
+key_json_fuzz       2048   256 1024 10
+report_fuzz         16384  256 1024 10
+"
+all_targets=$(awk 'NF {print $1}' <<<"$limits")
+
+merge=0
+if [[ "${1:-}" == "--merge" ]]; then
+  merge=1
+  shift
+fi
+targets=${*:-$all_targets}
+for t in $targets; do
+  grep -qw "^$t" <<<"$limits" || { echo "fuzz.sh: no fuzz target '$t' (targets: $(echo $all_targets))" >&2; exit 2; }
+done
+
+if ! command -v clang++ >/dev/null 2>&1; then
+  if [[ "${FUZZ_REQUIRED:-0}" == 1 ]]; then
+    echo "fuzz.sh: clang++ not found, and FUZZ_REQUIRED=1" >&2
+    exit 1
+  fi
+  echo "fuzz.sh: clang++ not found: skipping the libFuzzer runs" >&2
   exit 0
 fi
-out=build/fuzz
-mkdir -p "$out/corpus"
-# Seed corpus: the first byte picks the body (0 mod 3), the route (1 mod 3) or the raw connection
-# bytes (2 mod 3, the next byte picking the size of the pieces they arrive in).
-printf '\x00{"circuit": "mimc", "log_constraints": 12, "partitions": 4, "seed": 7, "priority": "high"}' > "$out/corpus/body"
-printf '\x00{"request_id": "a-1"}' > "$out/corpus/request_id"
-printf '\x00{}' > "$out/corpus/empty"
-printf '\x01GET\n/v1/jobs/12/result?wait=1.5' > "$out/corpus/result"
-printf '\x01DELETE\n/v1/jobs/3' > "$out/corpus/cancel"
-printf '\x02\x07POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n{"seed": 42}\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n' > "$out/corpus/pipelined"
-printf '\x02\x03POST /v1/jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\n{"see\r\n7\r\nd": 42}\r\n0\r\nX-Trailer: yes\r\n\r\n' > "$out/corpus/chunked"
-printf '\x02\x40GET /v1/jobs/1/result?wait=2 HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n' > "$out/corpus/expect"
-# A last chunk whose trailer's end arrives a byte at a time.
-printf '\x02\x40POST /v1/jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n' > "$out/corpus/last_chunk_bytewise"
-printf '\x02\x10POST /v1/jobs HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n' > "$out/corpus/coding"
-"$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -Iprover/service/include fuzz/request_parser_fuzz.cpp prover/service/src/request_parser.cpp \
-  prover/service/src/bounded_request_parser.cpp -lboost_json -o "$out/request_parser_fuzz"
-"$out/request_parser_fuzz" -max_total_time="$seconds" -max_len=4096 -timeout=5 \
-  -artifact_prefix="$out/" "$out/corpus"
+
+started=$SECONDS
+cmake --preset fuzz >/dev/null
+# shellcheck disable=SC2086
+cmake --build --preset fuzz -j "$jobs" --target $targets
+echo "fuzz.sh: built $(wc -w <<<"$targets") targets in $((SECONDS - started)) s"
+
+if [[ $merge == 1 ]]; then
+  # The regress-* inputs fail until their readers are fixed: what they leave goes to artifacts/.
+  mkdir -p "$build/artifacts"
+  for t in $targets; do
+    mkdir -p "fuzz/corpus/$t" "$build/corpus/$t"
+    read -r _ max_len malloc_mb rss_mb timeout_s < <(grep -w "^$t" <<<"$limits")
+    "$build/fuzz/$t" -merge=1 -max_len="$max_len" -malloc_limit_mb="$malloc_mb" -rss_limit_mb="$rss_mb" \
+      -timeout="$timeout_s" -artifact_prefix="$build/artifacts/merge-$t-" "fuzz/corpus/$t" "$build/corpus/$t" 2>&1 | grep -E "MERGE-OUTER: [0-9]+ new files" || true
+  done
+  du -sh fuzz/corpus
+  exit 0
+fi
+
+mkdir -p "$build/logs" "$build/artifacts"
+# One run: its log in build/fuzz/logs/TARGET.log; a failure leaves the input as
+# build/fuzz/artifacts/TARGET-crash-..., -oom-..., -timeout-... or -leak-....
+fuzz_one() {
+  local t=$1 max_len=$2 malloc_mb=$3 rss_mb=$4 timeout_s=$5
+  mkdir -p "$build/corpus/$t"
+  if "$build/fuzz/$t" -max_total_time="$seconds" -max_len="$max_len" -malloc_limit_mb="$malloc_mb" \
+      -rss_limit_mb="$rss_mb" -timeout="$timeout_s" -print_final_stats=1 \
+      -artifact_prefix="$build/artifacts/$t-" "$build/corpus/$t" "fuzz/corpus/$t" >"$build/logs/$t.log" 2>&1; then
+    echo "fuzz.sh: $t: ok, $(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$build/logs/$t.log" | grep -oE '[0-9]+$') inputs in ${seconds} s"
+  else
+    echo "fuzz.sh: $t: FAILED ($build/logs/$t.log)"
+    grep -E "^==[0-9]+==ERROR|FAILED:|SUMMARY:|out-of-memory|malloc\(|Test unit written to" "$build/logs/$t.log" | head -8 | sed 's/^/  /'
+    return 1
+  fi
+}
+export -f fuzz_one
+export build seconds
+
+started=$SECONDS
+status=0
+for t in $targets; do grep -w "^$t" <<<"$limits"; done |
+  xargs -P "$fuzz_jobs" -L 1 bash -c 'fuzz_one "$@"' _ || status=1
+echo "fuzz.sh: fuzzed $(wc -w <<<"$targets") targets, $seconds s each, in $((SECONDS - started)) s"
+if [[ $status != 0 ]]; then
+  echo "fuzz.sh: FAILED: a target crashed, hit a limit or timed out; its input is under $build/artifacts:" >&2
+  ls -1 "$build/artifacts" >&2 || true
+fi
+exit $status

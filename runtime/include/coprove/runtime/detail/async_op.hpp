@@ -124,6 +124,9 @@ class async_op : public Base {
 
  private:
   struct cancellation_hook {
+    // Asio constructs the hook with parentheses; clang before 16 has no parenthesized aggregate
+    // initialization (P0960), so the fuzz build needs the constructor.
+    explicit cancellation_hook(Derived* o) noexcept : op(o) {}
     Derived* op;
     void operator()(boost::asio::cancellation_type_t type) const noexcept {
       if (type != boost::asio::cancellation_type::none) op->cancel();
