@@ -639,7 +639,7 @@ std::uint64_t mix_block(std::uint64_t h, const void* data, std::size_t size) noe
     h ^= h >> 29;
   }
   std::uint64_t tail = 0;
-  std::memcpy(&tail, p + i, size - i);
+  if (size > i) std::memcpy(&tail, p + i, size - i);  // an empty vector's data() may be null
   h = (h ^ tail ^ (static_cast<std::uint64_t>(size) << 56)) * prime;
   return h ^ (h >> 32);
 }
