@@ -1,0 +1,43 @@
+// Reading bellman's `params` at disk speed: the file is read once, in large chunks, and each chunk
+// is hashed (SHA-256, on a thread of its own, one chunk ahead) and decoded on all cores from the
+// same buffer, so the digest is the digest of exactly the bytes that became points: a file that
+// changes while it is read cannot pass a digest that vouches for other bytes.
+//
+// Decoding checks everything read_params checks (counts, canonical coordinates, on the curve, the
+// identity where bellman refuses it, the verifying key in full, truncation and trailing bytes)
+// except the subgroup tests of the proving queries, which dominate a load. The caller either makes
+// them (check_params_subgroups) or holds a record that these very bytes were tested before (the
+// digest says so); key directories keep such records (app/key_check_record.hpp).
+#pragma once
+
+#include <coprove/field/sha256.hpp>
+#include <coprove/groth16/key_files.hpp>
+#include <coprove/groth16/keys.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace coprove::groth16 {
+
+/// A params file decoded without the proving queries' subgroup tests, and the digest of its bytes.
+struct hashed_params {
+  proving_key pk;                 ///< a, b_g1 and b_g2 expanded to one point per variable
+  field::sha256::digest sha256{};  ///< of every byte of the file, exactly those decoded
+  std::uint64_t bytes = 0;        ///< the file's size
+};
+
+/// Reads and hashes `path` once (see the top of this file) for a circuit of the given shape.
+/// Refuses, as key_file_error naming the file, section and point index, what read_params refuses
+/// apart from a point outside the subgroup, and a file that grows or shrinks while it is read.
+/// The points are NOT known to be in the subgroup until check_params_subgroups passes or a
+/// record of an earlier check covers `sha256`.
+hashed_params read_params_hashed(const std::filesystem::path& path, const key_shape& shape);
+
+/// The subgroup tests of the proving queries (h, l, a, b_g1, b_g2) of a key read by
+/// read_params_hashed: on all cores, or by `bulk` when given. Throws key_file_error naming `file`,
+/// the section and the point's index in it as stored (a, b_g1 and b_g2 are stored packed).
+void check_params_subgroups(const proving_key& pk, const key_shape& shape, const std::string& file,
+                            const bulk_subgroup_test* bulk = nullptr);
+
+}  // namespace coprove::groth16
