@@ -23,6 +23,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <iostream>
 #include <mutex>
 #include <sstream>
@@ -372,12 +374,14 @@ std::int64_t modification_time_ns(const fs::path& path) {
 /// must be key.json's, and the subgroup tests are made unless a record covers the digest, after
 /// which the check is recorded. Fills `load`.
 std::shared_ptr<groth16::proving_key> read_checked_params(const fs::path& dir, const fs::path& params,
-                                                          const groth16::key_shape& shape, const key_metadata& m,
+                                                          const std::function<const groth16::key_shape&()>& shape,
+                                                          const key_metadata& m,
                                                           const groth16::bulk_subgroup_test* subgroup_test,
                                                           key_load_stats& load) {
   const std::int64_t mtime = modification_time_ns(params);
   auto stage = clock_type::now();
-  groth16::hashed_params read = groth16::read_params_hashed(params, shape);
+  groth16::hashed_params read =
+      groth16::read_params_hashed(params, groth16::params_counts{m.num_inputs, m.domain_size - 1, m.num_aux}, shape);
   load.read_seconds = seconds_since(stage);
   load.params_bytes = read.bytes;
   const std::string sha256 = hex_digest(read.sha256);
@@ -399,7 +403,7 @@ std::shared_ptr<groth16::proving_key> read_checked_params(const fs::path& dir, c
   COPROVE_LOG(info, "keys") << "checking every point of " << quoted(params) << " (no record of an earlier check: "
                             << found.note << ")";
   stage = clock_type::now();
-  groth16::check_params_subgroups(read.pk, shape, params.string(), subgroup_test);
+  groth16::check_params_subgroups(read.pk, shape(), params.string(), subgroup_test);
   load.check_seconds = seconds_since(stage);
   load.points_checked = true;
 
@@ -532,21 +536,33 @@ key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key
   const fs::path params = dir / params_file_name;
   const fs::path vk_path = dir / vk_file_name;
   const fs::path vk_json = dir / vk_json_file_name;
-  auto matrices = std::make_shared<r1cs::pce_matrices>(groth16::record_matrices(*made));
-  const groth16::key_shape shape = groth16::key_shape::of(*matrices);
-  if (shape.num_inputs != m.num_inputs || shape.num_aux != m.num_aux || shape.domain_size != m.domain_size) {
-    throw key_dir_error("key file " + quoted(key_json) + ": its counts (" + std::to_string(m.num_inputs) + " inputs, " +
-                        std::to_string(m.num_aux) + " auxiliaries, domain " + std::to_string(m.domain_size) +
-                        ") are not those of " + made->id() + " (" + std::to_string(shape.num_inputs) + ", " +
-                        std::to_string(shape.num_aux) + ", " + std::to_string(shape.domain_size) + ")");
-  }
+  // The circuit's matrices are recorded on a thread of their own while params is read: its
+  // verifying key, h and l need only key.json's counts (compared with the circuit above), a, b_g1
+  // and b_g2 wait for the matrices' shape.
+  std::future<std::shared_ptr<r1cs::pce_matrices>> recording = std::async(std::launch::async, [&made] {
+    return std::make_shared<r1cs::pce_matrices>(groth16::record_matrices(*made));
+  });
+  std::shared_ptr<r1cs::pce_matrices> matrices;
+  std::optional<groth16::key_shape> recorded_shape;
+  const auto shape_of = [&]() -> const groth16::key_shape& {
+    if (recorded_shape) return *recorded_shape;
+    matrices = recording.get();
+    const groth16::key_shape shape = groth16::key_shape::of(*matrices);
+    if (shape.num_inputs != m.num_inputs || shape.num_aux != m.num_aux || shape.domain_size != m.domain_size) {
+      throw key_dir_error("key file " + quoted(key_json) + ": its counts (" + std::to_string(m.num_inputs) + " inputs, " +
+                          std::to_string(m.num_aux) + " auxiliaries, domain " + std::to_string(m.domain_size) +
+                          ") are not those of " + made->id() + " (" + std::to_string(shape.num_inputs) + ", " +
+                          std::to_string(shape.num_aux) + ", " + std::to_string(shape.domain_size) + ")");
+    }
+    return recorded_shape.emplace(shape);
+  };
 
   key_load_stats load;
   std::shared_ptr<groth16::proving_key> pk;
   groth16::verifying_key vk, vk_from_json;
   try {
-    pk = read_checked_params(dir, params, shape, m, subgroup_test, load);
-    vk = groth16::read_verifying_key(vk_path, shape.num_inputs);
+    pk = read_checked_params(dir, params, shape_of, m, subgroup_test, load);
+    vk = groth16::read_verifying_key(vk_path, m.num_inputs);
     refuse_degenerate_verifying_key(vk, vk_path.string());
   } catch (const groth16::key_file_error& e) {
     throw key_dir_error(e.what());
@@ -573,6 +589,7 @@ key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key
     throw key_dir_error("key file " + quoted(vk_json) + " is not the verifying key in " + quoted(params));
   }
 
+  (void)shape_of();  // read_params_hashed took the matrices' shape; this makes sure of them
   key_set out;
   out.circuit = m.circuit;
   out.log_constraints = m.log_constraints;

@@ -310,8 +310,12 @@ void check_query(std::span<const Point> points, const std::vector<bool>* density
 }  // namespace
 
 hashed_params read_params_hashed(const std::filesystem::path& path, const key_shape& shape) {
-  if (shape.a_density.size() != shape.num_variables() || shape.b_density.size() != shape.num_variables())
-    throw std::invalid_argument("read_params_hashed: the shape's densities do not cover its variables");
+  return read_params_hashed(path, params_counts{shape.num_inputs, shape.h_count(), shape.num_aux},
+                            [&shape]() -> const key_shape& { return shape; });
+}
+
+hashed_params read_params_hashed(const std::filesystem::path& path, const params_counts& early,
+                                 const std::function<const key_shape&()>& shape_when_needed) {
   params_stream in(path);
   hashed_params out;
   out.bytes = in.size();
@@ -321,16 +325,22 @@ hashed_params read_params_hashed(const std::filesystem::path& path, const key_sh
   in.read(vk, "", std::nullopt);
   const std::size_t ic = big_endian_u32(std::span<const std::uint8_t>(vk).last(4));
   if (ic == 0) throw key_file_error(in.name(), "ic", std::nullopt, "is empty (the constant one's point is missing)");
-  if (ic != shape.num_inputs) {
+  if (ic != early.num_inputs) {
     throw key_file_error(in.name(), "ic", std::nullopt,
-                         "holds " + std::to_string(ic) + " points, the circuit needs " + std::to_string(shape.num_inputs));
+                         "holds " + std::to_string(ic) + " points, the circuit needs " + std::to_string(early.num_inputs));
   }
   vk.resize(vk_head_bytes + ic * 96);
   in.read(std::span<std::uint8_t>(vk).subspan(vk_head_bytes), "ic", std::nullopt);
-  out.pk.vk = decode_verifying_key(vk, in.name(), shape.num_inputs);
+  out.pk.vk = decode_verifying_key(vk, in.name(), early.num_inputs);
 
-  out.pk.h = read_query<g1_affine>(in, "h", shape.h_count(), false);
-  out.pk.l = read_query<g1_affine>(in, "l", shape.num_aux, true);
+  out.pk.h = read_query<g1_affine>(in, "h", early.h_count, false);
+  out.pk.l = read_query<g1_affine>(in, "l", early.num_aux, true);
+
+  const key_shape& shape = shape_when_needed();
+  if (shape.num_inputs != early.num_inputs || shape.h_count() != early.h_count || shape.num_aux != early.num_aux)
+    throw std::invalid_argument("read_params_hashed: the shape's counts are not the early counts");
+  if (shape.a_density.size() != shape.num_variables() || shape.b_density.size() != shape.num_variables())
+    throw std::invalid_argument("read_params_hashed: the shape's densities do not cover its variables");
   out.pk.a = expand(read_query<g1_affine>(in, "a", shape.a_count(), false), shape.a_density);
   out.pk.b_g1 = expand(read_query<g1_affine>(in, "b_g1", shape.b_count(), false), shape.b_density);
   out.pk.b_g2 = expand(read_query<g2_affine>(in, "b_g2", shape.b_count(), false), shape.b_density);

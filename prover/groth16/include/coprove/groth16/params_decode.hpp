@@ -14,8 +14,10 @@
 #include <coprove/groth16/key_files.hpp>
 #include <coprove/groth16/keys.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 namespace coprove::groth16 {
@@ -33,6 +35,21 @@ struct hashed_params {
 /// The points are NOT known to be in the subgroup until check_params_subgroups passes or a
 /// record of an earlier check covers `sha256`.
 hashed_params read_params_hashed(const std::filesystem::path& path, const key_shape& shape);
+
+/// The counts of params that are known before the circuit's matrices are (a key directory's
+/// key.json, compared with the circuit's arithmetic shape, gives them).
+struct params_counts {
+  std::size_t num_inputs = 0;  ///< ic
+  std::size_t h_count = 0;
+  std::size_t num_aux = 0;     ///< l
+};
+
+/// read_params_hashed with the shape given late, so that the matrices can be recorded while the
+/// file is read: the verifying key, h and l are read with `early`'s counts, then `shape()` is called
+/// once (it may wait for the matrices, and may throw) for a, b_g1 and b_g2; its counts must be
+/// `early`'s (std::invalid_argument otherwise).
+hashed_params read_params_hashed(const std::filesystem::path& path, const params_counts& early,
+                                 const std::function<const key_shape&()>& shape);
 
 /// The subgroup tests of the proving queries (h, l, a, b_g1, b_g2) of a key read by
 /// read_params_hashed: on all cores, or by `bulk` when given. Throws key_file_error naming `file`,
