@@ -266,3 +266,57 @@ TEST_CASE("a key directory that cannot be written keeps its record in the cache 
   CHECK(!app::record_covers(*record, std::string(64, '0'), record->params_bytes, why));
   CHECK(why.find("other bytes") != std::string::npos);
 }
+
+TEST_CASE("a full check runs its subgroup tests on the bulk test when given, and a digest-verified load none",
+          "[app][keys][cpu]") {
+  key_fixture f;
+  const auto& m = f.made.metadata;
+  const groth16::key_shape shape = groth16::key_shape::of(*f.made.matrices);
+  std::size_t g1_points = 0, g2_points = 0;
+  const auto first_outside = [](auto points) -> std::optional<std::size_t> {
+    for (std::size_t i = 0; i < points.size(); ++i)
+      if (!points[i].is_torsion_free()) return i;
+    return std::nullopt;
+  };
+  const groth16::bulk_subgroup_test bulk{"the test's loop",
+                                         [&](std::span<const field::g1_affine> p) {
+                                           g1_points += p.size();
+                                           return first_outside(p);
+                                         },
+                                         [&](std::span<const field::g2_affine> p) {
+                                           g2_points += p.size();
+                                           return first_outside(p);
+                                         }};
+  const app::key_set first = app::read_key_dir(f.key_dir, std::nullopt, &bulk);
+  CHECK(first.load.points_checked);
+  // The points as stored: a, b_g1 and b_g2 without the identities of empty columns.
+  CHECK(g1_points == shape.h_count() + shape.num_aux + shape.a_count() + shape.b_count());
+  CHECK(g2_points == shape.b_count());
+  CHECK(*first.pk == *f.made.pk);
+
+  g1_points = g2_points = 0;
+  CHECK(app::read_key_dir(f.key_dir, std::nullopt, &bulk).load.digest_verified);
+  CHECK(g1_points == 0);
+  CHECK(g2_points == 0);
+
+  // A point outside the subgroup in b_g1, a section stored packed: both paths name its stored index.
+  std::string bytes = read_file(f.key_dir + "/params");
+  const std::size_t a_offset = f.h_offset(shape.h_count()) + 4 + m.num_aux * 96 + 4;
+  const std::size_t b_g1_offset = a_offset + shape.a_count() * 96 + 4;
+  const std::size_t index = shape.b_count() - 3;
+  REQUIRE(shape.b_count() < shape.num_variables());  // some columns empty: stored and variable indices differ
+  const auto bad = field::encode_uncompressed(off_subgroup_g1());
+  std::copy(bad.begin(), bad.end(), bytes.begin() + static_cast<std::ptrdiff_t>(b_g1_offset + index * 96));
+  f.replace_params(bytes);
+  const std::string named = "section b_g1, point " + std::to_string(index) + ":";
+  for (const auto* test : {static_cast<const groth16::bulk_subgroup_test*>(nullptr), &bulk}) {
+    try {
+      (void)app::read_key_dir(f.key_dir, std::nullopt, test);
+      FAIL("a point outside the subgroup was accepted");
+    } catch (const app::key_dir_error& e) {
+      INFO(e.what());
+      CHECK(std::string(e.what()).find(named) != std::string::npos);
+      CHECK(std::string(e.what()).find("subgroup") != std::string::npos);
+    }
+  }
+}
