@@ -289,9 +289,9 @@ TEST_CASE("a full check runs its subgroup tests on the bulk test when given, and
                                          }};
   const app::key_set first = app::read_key_dir(f.key_dir, std::nullopt, &bulk);
   CHECK(first.load.points_checked);
-  // The points as stored: a, b_g1 and b_g2 without the identities of empty columns.
-  CHECK(g1_points == shape.h_count() + shape.num_aux + shape.a_count() + shape.b_count());
-  CHECK(g2_points == shape.b_count());
+  // One point per variable for a, b_g1 and b_g2 (the identity for an empty column).
+  CHECK(g1_points == shape.h_count() + shape.num_aux + 2 * shape.num_variables());
+  CHECK(g2_points == shape.num_variables());
   CHECK(*first.pk == *f.made.pk);
 
   g1_points = g2_points = 0;

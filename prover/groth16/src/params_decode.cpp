@@ -283,13 +283,9 @@ void check_query(std::span<const Point> points, const std::vector<bool>* density
                  const std::string& file, const bulk_subgroup_test* bulk) {
   std::optional<std::size_t> outside;
   if (bulk != nullptr) {
-    // The device test takes the points as stored: without the identities of empty columns.
-    std::vector<Point> stored;
-    if (density != nullptr) {
-      for (std::size_t i = 0; i < points.size(); ++i)
-        if ((*density)[i]) stored.push_back(points[i]);
-    }
-    outside = bulk->first_outside(density != nullptr ? std::span<const Point>(stored) : points);
+    // The expanded points, identities of empty columns included (they pass any subgroup test),
+    // so that a multi-GiB section is not copied to leave them out.
+    outside = bulk->first_outside(points);
   } else {
     std::mutex mutex;
     field::parallel_for(0, points.size(), [&](std::size_t lo, std::size_t hi) {
@@ -300,8 +296,8 @@ void check_query(std::span<const Point> points, const std::vector<bool>* density
         return;
       }
     }, 64);
-    if (outside) outside = packed_index(density, *outside);
   }
+  if (outside) outside = packed_index(density, *outside);
   if (outside) {
     throw key_file_error(file, section, outside, make_error_code(field::decode_error::not_in_subgroup).message());
   }

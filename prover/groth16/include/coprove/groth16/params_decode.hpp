@@ -52,8 +52,9 @@ hashed_params read_params_hashed(const std::filesystem::path& path, const params
                                  const std::function<const key_shape&()>& shape);
 
 /// The subgroup tests of the proving queries (h, l, a, b_g1, b_g2) of a key read by
-/// read_params_hashed: on all cores, or by `bulk` when given. Throws key_file_error naming `file`,
-/// the section and the point's index in it as stored (a, b_g1 and b_g2 are stored packed).
+/// read_params_hashed: on all cores, or by `bulk` when given (it gets one point per variable for
+/// a, b_g1 and b_g2, the identity for an empty column). Throws key_file_error naming `file`, the
+/// section and the point's index in it as stored (a, b_g1 and b_g2 are stored packed).
 void check_params_subgroups(const proving_key& pk, const key_shape& shape, const std::string& file,
                             const bulk_subgroup_test* bulk = nullptr);
 
