@@ -3,6 +3,7 @@
 
 #include "keys.hpp"
 
+#include <coprove/groth16/params_decode.hpp>
 #include <coprove/runtime/input_file.hpp>
 
 #include <boost/json.hpp>
@@ -84,13 +85,19 @@ std::optional<check_record> read_check_record(const fs::path& file, std::string&
     return std::nullopt;
   }
   const auto sha = string_of(o, "params_sha256");
+  const auto leaf_sha = string_of(o, "params_leaf_sha256");
+  const auto leaf_bytes = unsigned_of(o, "leaf_bytes");
   const auto bytes = unsigned_of(o, "params_bytes");
   const auto* checks = o.if_contains("checks");
-  if (!sha || !is_sha256_hex(*sha) || !bytes || checks == nullptr || !checks->is_array()) {
-    why = file.string() + " lacks params_sha256 (64 lowercase hex digits), params_bytes or checks";
+  if (!sha || !is_sha256_hex(*sha) || !leaf_sha || !is_sha256_hex(*leaf_sha) || !leaf_bytes || !bytes ||
+      checks == nullptr || !checks->is_array()) {
+    why = file.string() + " lacks params_sha256 or params_leaf_sha256 (64 lowercase hex digits), leaf_bytes, " +
+          "params_bytes or checks";
     return std::nullopt;
   }
   r.params_sha256 = *sha;
+  r.params_leaf_sha256 = *leaf_sha;
+  r.leaf_bytes = *leaf_bytes;
   r.params_bytes = *bytes;
   for (const auto& check : checks->get_array()) {
     if (!check.is_string()) {
@@ -113,6 +120,11 @@ bool record_covers(const check_record& record, const std::string& params_sha256,
           std::to_string(params_bytes) + " bytes)";
     return false;
   }
+  if (record.leaf_bytes != groth16::leaf_bytes) {
+    why = "its leaf digest is of " + std::to_string(record.leaf_bytes) + "-byte leaves, not " +
+          std::to_string(groth16::leaf_bytes);
+    return false;
+  }
   for (const auto& check : params_checks()) {
     if (std::find(record.checks.begin(), record.checks.end(), check) == record.checks.end()) {
       why = "it does not list the check '" + check + "'";
@@ -126,6 +138,8 @@ bool write_check_record(const check_record& record, const fs::path& file, std::s
   json::object o;
   o["format_version"] = record.format_version;
   o["params_sha256"] = record.params_sha256;
+  o["params_leaf_sha256"] = record.params_leaf_sha256;
+  o["leaf_bytes"] = record.leaf_bytes;
   o["params_bytes"] = record.params_bytes;
   o["params_mtime_ns"] = record.params_mtime_ns;
   json::array checks;
@@ -172,8 +186,9 @@ check_record_use find_check_record(const fs::path& dir, const std::optional<fs::
   if (cache) places.push_back(cached_check_record(*cache, params_sha256));
   for (const auto& place : places) {
     std::string why;
-    if (const auto record = read_check_record(place, why); record && record_covers(*record, params_sha256, params_bytes, why)) {
+    if (auto record = read_check_record(place, why); record && record_covers(*record, params_sha256, params_bytes, why)) {
       use.file = place;
+      use.record = std::move(record);
       return use;
     }
     use.note += (use.note.empty() ? "" : "; ") + place.string() + ": " + why;

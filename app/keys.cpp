@@ -370,38 +370,51 @@ std::int64_t modification_time_ns(const fs::path& path) {
   return std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
 }
 
-/// params of the key in `dir`, read once and hashed (groth16::read_params_hashed); the digest
-/// must be key.json's, and the subgroup tests are made unless a record covers the digest, after
-/// which the check is recorded. Fills `load`.
+/// params of the key in `dir`, read once and hashed (groth16::read_params_hashed); its SHA-256
+/// must be key.json's, and the subgroup tests are made unless a record of a check of these bytes
+/// is found, after which the check is recorded. Fills `load`.
 std::shared_ptr<groth16::proving_key> read_checked_params(const fs::path& dir, const fs::path& params,
                                                           const std::function<const groth16::key_shape&()>& shape,
                                                           const key_metadata& m,
                                                           const groth16::bulk_subgroup_test* subgroup_test,
                                                           key_load_stats& load) {
   const std::int64_t mtime = modification_time_ns(params);
+  const groth16::params_counts counts{m.num_inputs, m.domain_size - 1, m.num_aux};
+  const std::uint64_t size = key_file_size(params, runtime::input_limits::binary_file_bytes, "params file");
+  // A record is trusted as far as the folder that holds it: whoever can write the key directory
+  // can replace the key itself (key_check_record.hpp). One of a check of the bytes key.json
+  // describes lets this load verify them by their leaf digest, on all cores, instead of their
+  // SHA-256 on one thread: equal leaf digests mean the very bytes whose SHA-256 the record holds.
+  const auto cache = check_record_cache_dir();
+  const check_record_use found = find_check_record(dir, cache, m.params_sha256, size);
   auto stage = clock_type::now();
-  groth16::hashed_params read =
-      groth16::read_params_hashed(params, groth16::params_counts{m.num_inputs, m.domain_size - 1, m.num_aux}, shape);
-  load.read_seconds = seconds_since(stage);
+  if (found.record) {
+    groth16::hashed_params read = groth16::read_params_hashed(params, counts, shape, false);
+    load.read_seconds = seconds_since(stage);
+    load.params_bytes = read.bytes;
+    if (read.bytes == size && hex_digest(read.leaf_digest) == found.record->params_leaf_sha256) {
+      load.digest_verified = true;
+      load.record = found.file;
+      COPROVE_LOG(info, "keys") << "the points of " << quoted(params) << " were checked before (" << found.file.string()
+                                << " records their digests); their subgroup tests are not repeated";
+      return std::make_shared<groth16::proving_key>(std::move(read.pk));
+    }
+    COPROVE_LOG(warning, "keys") << "the bytes of " << quoted(params) << " are not those " << found.file.string()
+                                 << " records a check of, though it names key.json's SHA-256: reading the file "
+                                    "again with every check";
+  }
+  stage = clock_type::now();
+  groth16::hashed_params read = groth16::read_params_hashed(params, counts, shape, true);
+  load.read_seconds += seconds_since(stage);
   load.params_bytes = read.bytes;
   const std::string sha256 = hex_digest(read.sha256);
   if (sha256 != m.params_sha256) {
     throw key_dir_error("key file " + quoted(params) + " is not the file key.json describes (its SHA-256 is " + sha256 +
                         ", key.json says " + m.params_sha256 + "): it was changed or replaced");
   }
-  // A record is trusted as far as the folder that holds it: whoever can write the key directory
-  // can replace the key itself (key_check_record.hpp).
-  const auto cache = check_record_cache_dir();
-  const check_record_use found = find_check_record(dir, cache, sha256, read.bytes);
-  if (!found.file.empty()) {
-    load.digest_verified = true;
-    load.record = found.file;
-    COPROVE_LOG(info, "keys") << "the points of " << quoted(params) << " were checked before (" << found.file.string()
-                              << " records SHA-256 " << sha256 << "); their subgroup tests are not repeated";
-    return std::make_shared<groth16::proving_key>(std::move(read.pk));
-  }
-  COPROVE_LOG(info, "keys") << "checking every point of " << quoted(params) << " (no record of an earlier check: "
-                            << found.note << ")";
+  COPROVE_LOG(info, "keys") << "checking every point of " << quoted(params) << " ("
+                            << (found.record ? "its record is of other bytes" : "no record of an earlier check: " + found.note)
+                            << ")";
   stage = clock_type::now();
   groth16::check_params_subgroups(read.pk, shape(), params.string(), subgroup_test);
   load.check_seconds = seconds_since(stage);
@@ -409,6 +422,8 @@ std::shared_ptr<groth16::proving_key> read_checked_params(const fs::path& dir, c
 
   check_record record;
   record.params_sha256 = sha256;
+  record.params_leaf_sha256 = hex_digest(read.leaf_digest);
+  record.leaf_bytes = groth16::leaf_bytes;
   record.params_bytes = read.bytes;
   record.params_mtime_ns = mtime;
   record.checks = params_checks();

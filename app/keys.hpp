@@ -68,14 +68,15 @@ struct key_metadata {
 struct key_load_stats {
   /// Every point of params was tested in this load, the subgroup tests included.
   bool points_checked = false;
-  /// A record of an earlier check (key_check_record.hpp) covered the SHA-256 of the bytes
-  /// decoded, so the subgroup tests were not made again (the cheaper checks always are).
+  /// A record of an earlier check (key_check_record.hpp) covered key.json's SHA-256 and the
+  /// leaf digest of the bytes decoded, so the subgroup tests were not made again (the cheaper
+  /// checks always are).
   bool digest_verified = false;
   /// The record used or written; empty when none could be written.
   std::filesystem::path record;
   bool record_written = false;
   std::uint64_t params_bytes = 0;
-  double read_seconds = 0;   ///< reading, hashing and decoding params (canonical, on the curve)
+  double read_seconds = 0;   ///< reading, hashing and decoding params (canonical, on the curve), each pass
   double check_seconds = 0;  ///< the subgroup tests (0 when digest_verified)
 };
 

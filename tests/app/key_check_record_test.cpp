@@ -11,6 +11,7 @@
 
 #include <coprove/field/encoding.hpp>
 #include <coprove/groth16/key_files.hpp>
+#include <coprove/groth16/params_decode.hpp>
 
 #include <linux/capability.h>
 #include <sys/syscall.h>
@@ -99,6 +100,18 @@ field::g1_affine off_subgroup_g1() {
   }
 }
 
+/// The SHA-256 of the SHA-256s of the file's leaves, computed here on its own.
+std::string leaf_digest_of(const std::string& path) {
+  const std::string bytes = read_file(path);
+  std::string digests;
+  for (std::size_t at = 0; at < bytes.size(); at += groth16::leaf_bytes) {
+    const std::string_view leaf = std::string_view(bytes).substr(at, groth16::leaf_bytes);
+    const auto d = field::sha256::hash(std::as_bytes(std::span(leaf.data(), leaf.size())));
+    digests.append(reinterpret_cast<const char*>(d.data()), d.size());
+  }
+  return field::to_hex(field::sha256::hash(std::as_bytes(std::span(digests.data(), digests.size()))));
+}
+
 /// The message read_key_dir throws, or "" when it loads.
 std::string load_error(const std::string& dir) {
   try {
@@ -123,6 +136,8 @@ TEST_CASE("a key directory's points are checked once, and later loads verify the
   CHECK(first.load.params_bytes == fs::file_size(f.key_dir + "/params"));
   const json::object record = f.record_json();
   CHECK(record.at("params_sha256") == json::string(f.made.metadata.params_sha256));
+  CHECK(record.at("params_leaf_sha256") == json::string(leaf_digest_of(f.key_dir + "/params")));
+  CHECK(record.at("leaf_bytes") == groth16::leaf_bytes);
   CHECK(record.at("params_bytes") == first.load.params_bytes);
   CHECK(record.at("format_version") == app::check_record_format_version);
   CHECK(record.at("checks").as_array().size() == app::params_checks().size());
@@ -212,6 +227,15 @@ TEST_CASE("a record of other bytes, of fewer checks or of no format is ignored a
 
   SECTION("another digest") {
     record["params_sha256"] = std::string(64, 'a');
+    expect_full_check(json::serialize(record));
+  }
+  SECTION("key.json's SHA-256 but another leaf digest: the file is read again and checked in full") {
+    record["params_leaf_sha256"] = std::string(64, 'b');
+    expect_full_check(json::serialize(record));
+    CHECK(f.record_json().at("params_leaf_sha256") != json::string(std::string(64, 'b')));
+  }
+  SECTION("another leaf size") {
+    record["leaf_bytes"] = 4096;
     expect_full_check(json::serialize(record));
   }
   SECTION("another size") {

@@ -29,8 +29,10 @@ namespace {
 using field::g1_affine;
 using field::g2_affine;
 
-/// The bytes read (and hashed) at a time; two such buffers are held during a load.
+/// The bytes read (and hashed) at a time; two such buffers are held during a load. A multiple of
+/// leaf_bytes.
 constexpr std::size_t chunk_bytes = std::size_t{8} << 20;
+static_assert(chunk_bytes % leaf_bytes == 0);
 /// bellman's VerifyingKey before its ic points: six points and the ic count.
 constexpr std::size_t vk_head_bytes = 3 * 96 + 3 * 192 + 4;
 
@@ -42,7 +44,7 @@ std::size_t big_endian_u32(std::span<const std::uint8_t> b) {
 /// the reader of the chunks.
 class hashed_chunks {
  public:
-  explicit hashed_chunks(const std::filesystem::path& path) : name_(path.string()) {
+  hashed_chunks(const std::filesystem::path& path, bool with_sha256) : name_(path.string()), with_sha256_(with_sha256) {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) throw key_file_error(name_, "", std::nullopt, std::string("cannot open for reading: ") + std::strerror(errno));
     struct stat st {};
@@ -83,12 +85,13 @@ class hashed_chunks {
     return std::span<const std::uint8_t>(buffers_[current].data(), filled_[current]);
   }
 
-  /// The digest of every byte, once every chunk has been taken; refuses a file that grew.
+  /// The SHA-256 of every byte (zero without with_sha256), once every chunk has been taken;
+  /// refuses a file that grew.
   field::sha256::digest finish() {
     std::uint8_t probe = 0;
     const ssize_t got = ::pread(fd_, &probe, 1, static_cast<off_t>(size_));
     if (got != 0) throw key_file_error(name_, "", std::nullopt, "changed while it was read (it grew past " + std::to_string(size_) + " bytes)");
-    return hasher_.finish();
+    return with_sha256_ ? hasher_.finish() : field::sha256::digest{};
   }
 
  private:
@@ -112,11 +115,12 @@ class hashed_chunks {
       }
       read_ += have;
       filled_[which] = have;
-      hasher_.update(std::as_bytes(std::span<const std::uint8_t>(buffer.data(), have)));
+      if (with_sha256_) hasher_.update(std::as_bytes(std::span<const std::uint8_t>(buffer.data(), have)));
     });
   }
 
   std::string name_;
+  bool with_sha256_;
   int fd_ = -1;
   std::uint64_t size_ = 0;
   std::uint64_t read_ = 0;  // bytes read (and hashed) by the finished and pending chunks
@@ -143,7 +147,7 @@ field::decode_result<Point> decode_unchecked_subgroup(std::span<const std::uint8
 /// The params file as a stream of counts and points over hashed_chunks.
 class params_stream {
  public:
-  explicit params_stream(const std::filesystem::path& path) : chunks_(path) {}
+  params_stream(const std::filesystem::path& path, bool with_sha256) : chunks_(path, with_sha256) {}
 
   const std::string& name() const noexcept { return chunks_.name(); }
   std::uint64_t size() const noexcept { return chunks_.size(); }
@@ -202,8 +206,8 @@ class params_stream {
     return out;
   }
 
-  /// The digest of the whole file; refuses trailing bytes.
-  field::sha256::digest end() {
+  /// The digests of the whole file (see hashed_params); refuses trailing bytes.
+  void end(hashed_params& out) {
     if (offset_ != chunks_.size()) {
       throw key_file_error(name(), "", std::nullopt,
                            std::to_string(chunks_.size() - offset_) + " trailing bytes after the last section (offset " +
@@ -211,13 +215,27 @@ class params_stream {
     }
     while (advance()) {
     }
-    return chunks_.finish();
+    out.sha256 = chunks_.finish();
+    std::vector<std::uint8_t> leaves(leaves_.size() * sizeof(field::sha256::digest));
+    for (std::size_t i = 0; i < leaves_.size(); ++i)
+      std::memcpy(leaves.data() + i * sizeof(field::sha256::digest), leaves_[i].data(), sizeof(field::sha256::digest));
+    out.leaf_digest = field::sha256::hash(std::as_bytes(std::span<const std::uint8_t>(leaves)));
   }
 
  private:
   bool advance() {
     chunk_ = chunks_.next();
     at_ = 0;
+    // The chunk's leaves, hashed on all cores (chunks hold whole leaves: only the file's last
+    // leaf is short).
+    const std::size_t first = leaves_.size(), count = (chunk_.size() + leaf_bytes - 1) / leaf_bytes;
+    leaves_.resize(first + count);
+    field::parallel_for(0, count, [&](std::size_t lo, std::size_t hi) {
+      for (std::size_t i = lo; i < hi; ++i) {
+        const auto leaf = chunk_.subspan(i * leaf_bytes, std::min(leaf_bytes, chunk_.size() - i * leaf_bytes));
+        leaves_[first + i] = field::sha256::hash(std::as_bytes(leaf));
+      }
+    });
     return !chunk_.empty();
   }
 
@@ -247,6 +265,7 @@ class params_stream {
   }
 
   hashed_chunks chunks_;
+  std::vector<field::sha256::digest> leaves_;
   std::span<const std::uint8_t> chunk_;
   std::size_t at_ = 0;       // position in chunk_
   std::uint64_t offset_ = 0;  // position in the file
@@ -307,12 +326,12 @@ void check_query(std::span<const Point> points, const std::vector<bool>* density
 
 hashed_params read_params_hashed(const std::filesystem::path& path, const key_shape& shape) {
   return read_params_hashed(path, params_counts{shape.num_inputs, shape.h_count(), shape.num_aux},
-                            [&shape]() -> const key_shape& { return shape; });
+                            [&shape]() -> const key_shape& { return shape; }, true);
 }
 
 hashed_params read_params_hashed(const std::filesystem::path& path, const params_counts& early,
-                                 const std::function<const key_shape&()>& shape_when_needed) {
-  params_stream in(path);
+                                 const std::function<const key_shape&()>& shape_when_needed, bool with_sha256) {
+  params_stream in(path, with_sha256);
   hashed_params out;
   out.bytes = in.size();
 
@@ -340,7 +359,7 @@ hashed_params read_params_hashed(const std::filesystem::path& path, const params
   out.pk.a = expand(read_query<g1_affine>(in, "a", shape.a_count(), false), shape.a_density);
   out.pk.b_g1 = expand(read_query<g1_affine>(in, "b_g1", shape.b_count(), false), shape.b_density);
   out.pk.b_g2 = expand(read_query<g2_affine>(in, "b_g2", shape.b_count(), false), shape.b_density);
-  out.sha256 = in.end();
+  in.end(out);
   return out;
 }
 

@@ -22,10 +22,20 @@
 
 namespace coprove::groth16 {
 
-/// A params file decoded without the proving queries' subgroup tests, and the digest of its bytes.
+/// The file is also cut into leaves of this many bytes (the last one shorter), each hashed on its
+/// own, so that all cores hash it: see hashed_params::leaf_digest.
+inline constexpr std::size_t leaf_bytes = std::size_t{1} << 20;
+
+/// A params file decoded without the proving queries' subgroup tests, and the digests of its bytes.
 struct hashed_params {
   proving_key pk;                 ///< a, b_g1 and b_g2 expanded to one point per variable
-  field::sha256::digest sha256{};  ///< of every byte of the file, exactly those decoded
+  /// The SHA-256 of every byte of the file, exactly those decoded (one thread hashes them: at
+  /// about 1.6 GB/s, the floor of a load); zero when not asked for.
+  field::sha256::digest sha256{};
+  /// The SHA-256 of the SHA-256s of the file's leaves (leaf_bytes each, in order): as binding as
+  /// sha256 (equal leaf digests mean equal bytes), and made on all cores. A record of a check
+  /// that holds both lets a later load verify the bytes by this one alone.
+  field::sha256::digest leaf_digest{};
   std::uint64_t bytes = 0;        ///< the file's size
 };
 
@@ -47,9 +57,9 @@ struct params_counts {
 /// read_params_hashed with the shape given late, so that the matrices can be recorded while the
 /// file is read: the verifying key, h and l are read with `early`'s counts, then `shape()` is called
 /// once (it may wait for the matrices, and may throw) for a, b_g1 and b_g2; its counts must be
-/// `early`'s (std::invalid_argument otherwise).
+/// `early`'s (std::invalid_argument otherwise). Without `with_sha256` only the leaf digest is made.
 hashed_params read_params_hashed(const std::filesystem::path& path, const params_counts& early,
-                                 const std::function<const key_shape&()>& shape);
+                                 const std::function<const key_shape&()>& shape, bool with_sha256 = true);
 
 /// The subgroup tests of the proving queries (h, l, a, b_g1, b_g2) of a key read by
 /// read_params_hashed: on all cores, or by `bulk` when given (it gets one point per variable for
