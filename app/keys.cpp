@@ -1,8 +1,11 @@
 // Making, reading and caching key directories (see keys.hpp).
 #include "keys.hpp"
 
+#include "key_check_record.hpp"
+
 #include <coprove/field/sha256.hpp>
 #include <coprove/groth16/key_files.hpp>
+#include <coprove/groth16/params_decode.hpp>
 #include <coprove/groth16/secret_source.hpp>
 #include <coprove/r1cs/circuits.hpp>
 #include <coprove/runtime/input_file.hpp>
@@ -10,6 +13,7 @@
 
 #include <boost/json.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -19,6 +23,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <iostream>
 #include <mutex>
@@ -206,6 +211,8 @@ std::string key_set::describe() const {
   out << ": " << metadata.num_inputs - 1 << " public input(s), domain 2^" << log_constraints;
   if (pk) out << ", " << (pk->bytes() + (1 << 19)) / (1 << 20) << " MiB of points";
   out << ", loaded in " << load_seconds << " s";
+  if (load.digest_verified) out << " (points checked before: digest verified against " << load.record.string() << ")";
+  if (load.points_checked) out << " (every point checked)";
   return out.str();
 }
 
@@ -354,6 +361,88 @@ key_metadata read_key_metadata(const fs::path& dir) {
   return m;
 }
 
+namespace {
+
+/// Modification time of `path` in ns since the epoch (0 when it cannot be had): a record's hint.
+std::int64_t modification_time_ns(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  return std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+/// params of the key in `dir`, read once and hashed (groth16::read_params_hashed); its SHA-256
+/// must be key.json's, and the subgroup tests are made unless a record of a check of these bytes
+/// is found, after which the check is recorded. Fills `load`.
+std::shared_ptr<groth16::proving_key> read_checked_params(const fs::path& dir, const fs::path& params,
+                                                          const std::function<const groth16::key_shape&()>& shape,
+                                                          const key_metadata& m,
+                                                          const groth16::bulk_subgroup_test* subgroup_test,
+                                                          key_load_stats& load) {
+  const std::int64_t mtime = modification_time_ns(params);
+  const groth16::params_counts counts{m.num_inputs, m.domain_size - 1, m.num_aux};
+  const std::uint64_t size = key_file_size(params, runtime::input_limits::binary_file_bytes, "params file");
+  // A record is trusted as far as the folder that holds it: whoever can write the key directory
+  // can replace the key itself (key_check_record.hpp). One of a check of the bytes key.json
+  // describes lets this load verify them by their leaf digest, on all cores, instead of their
+  // SHA-256 on one thread: equal leaf digests mean the very bytes whose SHA-256 the record holds.
+  const auto cache = check_record_cache_dir();
+  const check_record_use found = find_check_record(dir, cache, m.params_sha256, size);
+  auto stage = clock_type::now();
+  if (found.record) {
+    groth16::hashed_params read = groth16::read_params_hashed(params, counts, shape, false);
+    load.read_seconds = seconds_since(stage);
+    load.params_bytes = read.bytes;
+    if (read.bytes == size && hex_digest(read.leaf_digest) == found.record->params_leaf_sha256) {
+      load.digest_verified = true;
+      load.record = found.file;
+      COPROVE_LOG(info, "keys") << "the points of " << quoted(params) << " were checked before (" << found.file.string()
+                                << " records their digests); their subgroup tests are not repeated";
+      return std::make_shared<groth16::proving_key>(std::move(read.pk));
+    }
+    COPROVE_LOG(warning, "keys") << "the bytes of " << quoted(params) << " are not those " << found.file.string()
+                                 << " records a check of, though it names key.json's SHA-256: reading the file "
+                                    "again with every check";
+  }
+  stage = clock_type::now();
+  groth16::hashed_params read = groth16::read_params_hashed(params, counts, shape, true);
+  load.read_seconds += seconds_since(stage);
+  load.params_bytes = read.bytes;
+  const std::string sha256 = hex_digest(read.sha256);
+  if (sha256 != m.params_sha256) {
+    throw key_dir_error("key file " + quoted(params) + " is not the file key.json describes (its SHA-256 is " + sha256 +
+                        ", key.json says " + m.params_sha256 + "): it was changed or replaced");
+  }
+  COPROVE_LOG(info, "keys") << "checking every point of " << quoted(params) << " ("
+                            << (found.record ? "its record is of other bytes" : "no record of an earlier check: " + found.note)
+                            << ")";
+  stage = clock_type::now();
+  groth16::check_params_subgroups(read.pk, shape(), params.string(), subgroup_test);
+  load.check_seconds = seconds_since(stage);
+  load.points_checked = true;
+
+  check_record record;
+  record.params_sha256 = sha256;
+  record.params_leaf_sha256 = hex_digest(read.leaf_digest);
+  record.leaf_bytes = groth16::leaf_bytes;
+  record.params_bytes = read.bytes;
+  record.params_mtime_ns = mtime;
+  record.checks = params_checks();
+  record.circuit_id = m.circuit_id;
+  record.checked = utc_now();
+  const check_record_use written = record_check(dir, cache, record);
+  if (written.file.empty()) {
+    COPROVE_LOG(warning, "keys") << "the check of " << quoted(params) << " could not be recorded (" << written.note
+                                 << "): the next load checks every point again";
+  } else {
+    load.record = written.file;
+    load.record_written = true;
+    COPROVE_LOG(info, "keys") << "recorded the check of " << quoted(params) << " in " << written.file.string();
+  }
+  return std::make_shared<groth16::proving_key>(std::move(read.pk));
+}
+
+}  // namespace
+
 void check_key_claim(const fs::path& dir, const key_metadata& m, bool params_required) {
   const fs::path key_json = dir / key_json_file_name;
   const std::string named = m.circuit + "/" + std::to_string(m.log_constraints);
@@ -454,25 +543,33 @@ key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key
   const fs::path params = dir / params_file_name;
   const fs::path vk_path = dir / vk_file_name;
   const fs::path vk_json = dir / vk_json_file_name;
-  // The params file's SHA-256 needs nothing else: it is taken on a thread of its own while the
-  // matrices are recorded and the file decoded (its points checked), and compared after them.
-  std::future<std::string> params_sha256 = std::async(std::launch::async, [&params] { return file_sha256(params); });
-  auto matrices = std::make_shared<r1cs::pce_matrices>(groth16::record_matrices(*made));
-  const groth16::key_shape shape = groth16::key_shape::of(*matrices);
-  if (shape.num_inputs != m.num_inputs || shape.num_aux != m.num_aux || shape.domain_size != m.domain_size) {
-    throw key_dir_error("key file " + quoted(key_json) + ": its counts (" + std::to_string(m.num_inputs) + " inputs, " +
-                        std::to_string(m.num_aux) + " auxiliaries, domain " + std::to_string(m.domain_size) +
-                        ") are not those of " + made->id() + " (" + std::to_string(shape.num_inputs) + ", " +
-                        std::to_string(shape.num_aux) + ", " + std::to_string(shape.domain_size) + ")");
-  }
+  // The circuit's matrices are recorded on a thread of their own while params is read: its
+  // verifying key, h and l need only key.json's counts (compared with the circuit above), a, b_g1
+  // and b_g2 wait for the matrices' shape.
+  std::future<std::shared_ptr<r1cs::pce_matrices>> recording = std::async(std::launch::async, [&made] {
+    return std::make_shared<r1cs::pce_matrices>(groth16::record_matrices(*made));
+  });
+  std::shared_ptr<r1cs::pce_matrices> matrices;
+  std::optional<groth16::key_shape> recorded_shape;
+  const auto shape_of = [&]() -> const groth16::key_shape& {
+    if (recorded_shape) return *recorded_shape;
+    matrices = recording.get();
+    const groth16::key_shape shape = groth16::key_shape::of(*matrices);
+    if (shape.num_inputs != m.num_inputs || shape.num_aux != m.num_aux || shape.domain_size != m.domain_size) {
+      throw key_dir_error("key file " + quoted(key_json) + ": its counts (" + std::to_string(m.num_inputs) + " inputs, " +
+                          std::to_string(m.num_aux) + " auxiliaries, domain " + std::to_string(m.domain_size) +
+                          ") are not those of " + made->id() + " (" + std::to_string(shape.num_inputs) + ", " +
+                          std::to_string(shape.num_aux) + ", " + std::to_string(shape.domain_size) + ")");
+    }
+    return recorded_shape.emplace(shape);
+  };
 
+  key_load_stats load;
   std::shared_ptr<groth16::proving_key> pk;
   groth16::verifying_key vk, vk_from_json;
   try {
-    pk = std::make_shared<groth16::proving_key>(subgroup_test != nullptr
-                                                    ? groth16::read_params(params, shape, *subgroup_test)
-                                                    : groth16::read_params(params, shape));
-    vk = groth16::read_verifying_key(vk_path, shape.num_inputs);
+    pk = read_checked_params(dir, params, shape_of, m, subgroup_test, load);
+    vk = groth16::read_verifying_key(vk_path, m.num_inputs);
     refuse_degenerate_verifying_key(vk, vk_path.string());
   } catch (const groth16::key_file_error& e) {
     throw key_dir_error(e.what());
@@ -490,7 +587,6 @@ key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key
                           ", key.json says " + recorded + "): it was changed or replaced");
     }
   };
-  check_recorded(params, params_sha256.get(), m.params_sha256);
   check_recorded(vk_path, file_sha256(vk_path), m.vk_sha256);
   if (vk != pk->vk) throw key_dir_error("key file " + quoted(vk_path) + " is not the verifying key in " + quoted(params));
   // verification_key.json has no beta_g1 or delta_g1 (verification needs neither).
@@ -500,6 +596,7 @@ key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key
     throw key_dir_error("key file " + quoted(vk_json) + " is not the verifying key in " + quoted(params));
   }
 
+  (void)shape_of();  // read_params_hashed took the matrices' shape; this makes sure of them
   key_set out;
   out.circuit = m.circuit;
   out.log_constraints = m.log_constraints;
@@ -509,6 +606,7 @@ key_set read_key_dir(const fs::path& dir_given, const std::optional<expected_key
   out.development = m.development;
   out.insecure = m.insecure_seed.has_value();
   out.metadata = std::move(m);
+  out.load = std::move(load);
   out.load_seconds = seconds_since(started);
   return out;
 }

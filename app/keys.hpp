@@ -64,6 +64,22 @@ struct key_metadata {
   bool development = false;          ///< made on demand by development_keys
 };
 
+/// How read_key_dir established that the points of params are sound.
+struct key_load_stats {
+  /// Every point of params was tested in this load, the subgroup tests included.
+  bool points_checked = false;
+  /// A record of an earlier check (key_check_record.hpp) covered key.json's SHA-256 and the
+  /// leaf digest of the bytes decoded, so the subgroup tests were not made again (the cheaper
+  /// checks always are).
+  bool digest_verified = false;
+  /// The record used or written; empty when none could be written.
+  std::filesystem::path record;
+  bool record_written = false;
+  std::uint64_t params_bytes = 0;
+  double read_seconds = 0;   ///< reading, hashing and decoding params (canonical, on the curve), each pass
+  double check_seconds = 0;  ///< the subgroup tests (0 when digest_verified)
+};
+
 /// A loaded (or just made) key and where it lives.
 struct key_set {
   std::string circuit;
@@ -76,6 +92,7 @@ struct key_set {
   bool development = false;  ///< metadata.development
   bool insecure = false;     ///< made from an insecure seed (metadata.insecure_seed)
   double load_seconds = 0;   ///< reading every file with its checks, or making the key
+  key_load_stats load;       ///< how read_key_dir checked params (all false for a key just made)
 
   /// One line for logs: circuit, directory, kind of key, sizes and load time.
   std::string describe() const;
@@ -133,8 +150,12 @@ void refuse_degenerate_verifying_key(const groth16::verifying_key& vk, const std
 
 /// Reads and checks a key directory (see the top of this file); when `expected` is given, the
 /// key must be for that circuit and size. Throws key_dir_error naming the file and the problem.
-/// With `subgroup_test`, the proving queries' subgroup tests are made by it (a GPU) rather than on
-/// the CPU point by point (groth16::read_params).
+/// params is read once, hashed and decoded from the same bytes (groth16::read_params_hashed). Its
+/// points' subgroup tests are made unless a record of an earlier check of these very bytes is found
+/// (key_check_record.hpp: beside the key, then in the cache folder); after they pass, the check is
+/// recorded, beside the key or, where the directory cannot be written, in the cache folder.
+/// With `subgroup_test`, the subgroup tests are made by it (a GPU) rather than on all CPU cores.
+/// key_set::load says which way the load went.
 key_set read_key_dir(const std::filesystem::path& dir, const std::optional<expected_key>& expected = std::nullopt,
                      const groth16::bulk_subgroup_test* subgroup_test = nullptr);
 

@@ -4,6 +4,7 @@
 // when the cached one is unusable.
 #include "keys.hpp"
 
+#include "key_test_support.hpp"
 #include "proof_report_support.hpp"
 
 #include <coprove/groth16/key_files.hpp>
@@ -74,15 +75,7 @@ TEST_CASE("coprove setup writes a key directory that read_key_dir loads and snar
 
   // A proof made with the loaded key, checked by snarkjs against vk.json and by coprove verify in
   // the snarkjs form.
-  auto blinding = groth16::secret_source::system();
-  const auto circuit = r1cs::make_circuit("mimc", 10, 5, 0);
-  const auto w = groth16::compute_witness(*circuit, *keys.matrices);
-  const auto proof = groth16::prove(*keys.pk, w.assignment, w.h, blinding);
-  write_file(dir.file("proof.json"), json::serialize(groth16::proof_to_snarkjs_json(proof)));
-  write_file(dir.file("public.json"), json::serialize(groth16::public_inputs_to_snarkjs_json(w.public_inputs)));
-  const auto snarkjs = run_process({require_node(dir), snarkjs_cli, "groth16", "verify", key_dir + "/vk.json",
-                                    dir.file("public.json"), dir.file("proof.json")},
-                                   dir);
+  const auto snarkjs = snarkjs_verify_a_proof(keys, 5, dir);
   INFO("snarkjs: " << snarkjs.out << snarkjs.err);
   CHECK(snarkjs.exit_code == 0);
   CHECK(snarkjs.out.find("OK") != std::string::npos);
