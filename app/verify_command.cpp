@@ -183,7 +183,7 @@ int verify_proofs_in_file(const fs::path& path, const fs::path& key_path) {
 
   for (const auto& note : checked.notes) std::cout << "coprove verify: note: " << note << "\n";
   print_failures(checked.failures, checked.failure_count);
-  std::cout << "coprove verify: " << verified << " of " << checked.partitions << " proofs in " << checked.jobs
+  std::cout << "coprove verify: '" << path.string() << "': " << verified << " of " << checked.partitions << " proofs in " << checked.jobs
             << " job(s) verify against " << key.facts.source << " (" << key.fingerprint << ")"
             << (checked.passed() ? "" : "; " + std::to_string(checked.failure_count) + " problem(s)") << "\n";
   return checked.passed() ? exit_ok : exit_failed;
@@ -308,7 +308,7 @@ int verify_records_in_file(const fs::path& path) {
   if (totals.records == 0) totals.failures.push_back("no evaluation records found");
 
   for (const auto& failure : totals.failures) std::cerr << "coprove verify: FAILED " << failure << "\n";
-  std::cout << "coprove verify: " << totals.verified << " of " << totals.records << " records in " << totals.jobs
+  std::cout << "coprove verify: '" << path.string() << "': " << totals.verified << " of " << totals.records << " records in " << totals.jobs
             << " job(s) verify" << (totals.failures.empty() ? "" : "; " + std::to_string(totals.failures.size()) + " problem(s)")
             << "\n";
   return totals.failures.empty() ? exit_ok : exit_failed;
