@@ -113,6 +113,9 @@ asio::awaitable<std::optional<api_response>> job_api::handle(api_request req, cl
       case endpoint::list_circuits: res = list_circuits(); break;
       case endpoint::prove_circuit: res = prove_circuit(req, r); break;
       case endpoint::verifying_key: res = verifying_key(r); break;
+      case endpoint::list_keys: res = list_keys(); break;
+      case endpoint::load_key: res = co_await load_key(req); break;
+      case endpoint::evict_key: res = co_await evict_key(r); break;
     }
     if (res) detail::count_request(endpoint_label, res->status);
     co_return res;
@@ -344,7 +347,7 @@ api_response job_api::prove_circuit(const api_request& req, const route& r) {
 
 // GET /v1/keys/{circuit}/{log_constraints}/vk: bellman's bytes, or snarkjs's JSON.
 api_response job_api::verifying_key(const route& r) const {
-  const groth16::verifying_key* vk = eng_.verifying_key(r.circuit, r.log_constraints);
+  const auto vk = eng_.verifying_key(r.circuit, r.log_constraints);
   if (!vk) {
     std::string have;
     for (const auto& [circuit, log] : eng_.key_ids()) have += (have.empty() ? "" : ", ") + circuit + "/" + std::to_string(log);
