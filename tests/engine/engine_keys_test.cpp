@@ -38,7 +38,9 @@ struct key_engine {
       cpu_work{cpu.get_executor()};
   std::optional<engine> e;
 
-  explicit key_engine(std::size_t key_memory_bytes) {
+  explicit key_engine(std::size_t key_memory_bytes, key_eviction eviction = key_eviction::never,
+                      std::vector<std::pair<std::string, key_source>> known = {},
+                      enum key_loading loading = key_loading::on_demand) {
     engine_config cfg;
     cfg.max_log_constraints = 11;  // a key labelled 2^11 reaches its check against the circuit
     cfg.memory_budget_bytes = std::size_t{1} << 30;
@@ -46,6 +48,9 @@ struct key_engine {
     cfg.depth_per_device = 1;
     cfg.insecure_proof_seed = 7;
     cfg.key_memory_bytes = key_memory_bytes;  // no key at construction
+    cfg.key_eviction = eviction;
+    cfg.known_keys = std::move(known);
+    cfg.key_loading = loading;
     cfg.synthesis_executor = cpu.get_executor();
     e.emplace(control.get_executor(), cfg, make_host_backend(1, 1));
     e->wait_for_prewarm();
@@ -217,4 +222,64 @@ TEST_CASE("a key is not evicted while its jobs wait unless they are cancelled, t
   CHECK(m.e->status(id)->error == "cancelled: its key mimc/10 was evicted");
   CHECK(gauge("coprove_engine_key_host_bytes") == 0);  // the last partition let go of it
   CHECK(gauge("coprove_engine_keys_held") == 0);
+}
+
+TEST_CASE("with key_eviction = lru a key that does not fit evicts the least recently used idle key, counted",
+          "[engine][keys][cpu]") {
+  const auto both = test::test_keys({{"mimc", 10}, {"mimc", 11}});
+  const std::size_t room = both[0].pk->bytes() + both[1].pk->bytes() - 1;  // one or the other
+  SECTION("never: refused") {
+    key_engine m(room);
+    REQUIRE_FALSE(m.load(key_source::ready(both[0], "k10")).first);
+    const auto [ec, info] = m.load(key_source::ready(both[1], "k11"));
+    CHECK(ec == engine_errc::key_does_not_fit);
+    CHECK(info.message.find("key_eviction = never") != std::string::npos);
+  }
+  SECTION("lru: the idle key goes, not one a job holds") {
+    key_engine m(room, key_eviction::lru);
+    REQUIRE_FALSE(m.load(key_source::ready(both[0], "k10")).first);
+    // A queued job holds mimc/10: it cannot be evicted for mimc/11.
+    const std::uint64_t id = m.e->submit(test::mimc_request(1, 10, 1));
+    std::optional<std::pair<std::error_code, key_info>> refused;
+    m.e->async_load_key(key_source::ready(both[1], "k11"),
+                        [&](std::error_code ec, key_info info) { refused.emplace(ec, info); });
+    m.cpu.poll();  // the loader alone: the job is not admitted yet, its synthesis not posted
+    while (!refused) m.control.run_one();  // the job queued first, then the key registered
+    auto [ec, info] = *refused;
+    CHECK(ec == engine_errc::key_does_not_fit);
+    CHECK(info.message.find("the keys that jobs hold cannot be evicted") != std::string::npos);
+    CHECK_FALSE(m.await(id).first);  // the job ends and lets go of it
+    const auto lru = counter("coprove_engine_key_evictions_total", "reason", "lru");
+    std::tie(ec, info) = m.load(key_source::ready(both[1], "k11"));
+    CHECK_FALSE(ec);
+    CHECK(counter("coprove_engine_key_evictions_total", "reason", "lru") == lru + 1);
+    REQUIRE(m.e->keys().size() == 1);
+    CHECK(m.e->keys()[0].id == "mimc/11");
+    CHECK(gauge("coprove_engine_key_host_bytes") == static_cast<double>(both[1].pk->bytes()));
+  }
+}
+
+TEST_CASE("known keys are loaded at start with key_loading = preload, or only when asked for",
+          "[engine][keys][cpu]") {
+  const circuit_keys key = mimc10();
+  const std::vector<std::pair<std::string, key_source>> known{{"mimc/10", key_source::ready(key, "known")}};
+  SECTION("preload") {
+    key_engine m(std::size_t{64} << 20, key_eviction::never, known, key_loading::preload);
+    CHECK(m.e->keys().empty());  // being read on the CPU executor: the engine did not wait for it
+    m.settle();
+    REQUIRE(m.e->keys().size() == 1);
+    CHECK_FALSE(m.e->known_key("mimc/10"));  // held
+  }
+  SECTION("on demand") {
+    key_engine m(std::size_t{64} << 20, key_eviction::never, known, key_loading::on_demand);
+    m.settle();
+    CHECK(m.e->keys().empty());
+    CHECK_FALSE(m.e->known_key("mimc/11"));
+    auto source = m.e->known_key("mimc/10");
+    REQUIRE(source);
+    CHECK_FALSE(m.load(*source).first);
+    CHECK(m.e->keys().size() == 1);
+    CHECK_FALSE(m.evict("mimc/10", false).first);
+    CHECK(m.e->known_key("mimc/10"));  // known again once evicted
+  }
 }

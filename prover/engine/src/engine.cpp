@@ -212,6 +212,8 @@ std::vector<std::pair<std::string, unsigned>> engine::key_ids() const { return c
 
 std::vector<key_info> engine::keys() const { return core_->keys(); }
 
+std::optional<key_source> engine::known_key(const std::string& id) const { return core_->known_key(id); }
+
 void engine::start_load_key(key_source source, key_handler handler) {
   core_->load_key(std::move(source), std::move(handler));
 }

@@ -139,6 +139,7 @@ void engine_core::start() {
   admission_ = make_admission(
       cfg, executor_, observer_.gpu_queue(),
       [this](partition_key key, runtime::permit slot) { admit(key, std::move(slot)); }, [this] { pump(); });
+  preload_keys();
 }
 
 engine_core::~engine_core() {

@@ -76,6 +76,53 @@ void engine_core::publish_key_metrics() const {
       .set(static_cast<double>(backend_->resident_key_bytes()));
 }
 
+std::optional<key_source> engine_core::known_key(const std::string& id) const {
+  if (keys_.holds(id)) return std::nullopt;
+  for (const auto& [known, source] : config_.known_keys)
+    if (known == id) return source;
+  return std::nullopt;
+}
+
+void engine_core::preload_keys() {
+  if (config_.key_loading != key_loading::preload) return;
+  for (const auto& [id, source] : config_.known_keys)
+    load_key(source, [id](std::error_code ec, key_info info) {
+      if (ec && ec != engine_errc::key_exists)
+        COPROVE_LOG(error, "engine") << "preloading key " << id << ": " << info.message;
+    });
+}
+
+// The ids of the keys no queued or running job holds, least recently used first (never used first
+// of all, by id).
+bool engine_core::make_room(std::size_t bytes, const std::string& for_id) {
+  if (config_.key_eviction != key_eviction::lru) return false;
+  std::vector<held_key> idle;
+  for (held_key& k : keys_.held()) {
+    const bool busy = std::any_of(live_jobs_.begin(), live_jobs_.end(),
+                                  [&](const auto& live) { return live.second->key == k.key; });
+    if (!busy) idle.push_back(std::move(k));
+  }
+  std::stable_sort(idle.begin(), idle.end(), [](const held_key& a, const held_key& b) { return a.last_use < b.last_use; });
+  // Only what the registry alone holds comes back at once: count those.
+  std::size_t freed = 0, i = 0;
+  const std::size_t held = keys_.held_bytes(), limit = sizing_.plan.key_bytes;
+  while (held - freed + bytes > limit && i < idle.size()) freed += idle[i++].key->host_bytes;
+  if (held - freed + bytes > limit) return false;
+  for (std::size_t e = 0; e < i; ++e) {
+    const std::string id = idle[e].id;
+    const std::size_t key_bytes = idle[e].key->host_bytes;
+    idle[e].key.reset();
+    keys_.remove(id);
+    key_evictions("lru").inc();
+    COPROVE_LOG(info, "engine") << "key " << id << " evicted (least recently used, no job holds it): " << key_bytes
+                                << " host bytes given back to load " << for_id
+                                << " within engine_config.key_memory_bytes = " << limit;
+  }
+  idle.clear();
+  publish_key_metrics();
+  return true;
+}
+
 void engine_core::load_key(key_source source, engine::key_handler handler) {
   // The control executor has work while the key is read on the CPU executor.
   auto work = boost::asio::prefer(executor_, boost::asio::execution::outstanding_work.tracked);
@@ -128,11 +175,14 @@ void engine_core::register_key(std::optional<prepared_key> prepared, const std::
   if (stopping_) return refuse(engine_errc::shut_down, where + "the engine is shutting down");
   if (keys_.holds(prepared->id)) return refuse(engine_errc::key_exists, where + prepared->id + " is loaded already");
   const std::size_t bytes = prepared->key->host_bytes, held = keys_.held_bytes(), limit = sizing_.plan.key_bytes;
-  if (held + bytes > limit)
+  if (held + bytes > limit && !make_room(bytes, prepared->id))
     return refuse(engine_errc::key_does_not_fit,
                   where + prepared->id + " takes " + std::to_string(bytes) + " bytes; with the " +
                       std::to_string(held) + " held, the proving keys would take more than the memory plan's " +
-                      std::to_string(limit) + " (engine_config.key_memory_bytes)");
+                      std::to_string(limit) + " (engine_config.key_memory_bytes" +
+                      (config_.key_eviction == key_eviction::lru ? "; the keys that jobs hold cannot be evicted"
+                                                                  : ", and key_eviction = never") +
+                      ")");
   const std::string id = prepared->id;
   try {
     keys_.insert(std::move(*prepared), where);

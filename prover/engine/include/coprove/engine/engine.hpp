@@ -124,6 +124,17 @@ struct key_source {
   static key_source ready(loaded_key key, std::string name);
 };
 
+/// engine.key_loading: when the known keys (engine_config::known_keys) are read.
+enum class key_loading {
+  preload,    ///< all of them at start, on the CPU executor (the control executor runs meanwhile)
+  on_demand,  ///< each when its first job comes
+};
+/// engine.key_eviction: what a load that does not fit engine_config::key_memory_bytes does.
+enum class key_eviction {
+  never,  ///< it is refused (key_does_not_fit)
+  lru,    ///< the least recently used keys that no queued or running job holds are evicted first
+};
+
 /// A key as the engine holds it, for listings and for the completion of a load or an eviction.
 struct key_info {
   std::string id;       ///< "circuit/log_constraints" for a built-in circuit, the name of a zkey circuit
@@ -242,6 +253,13 @@ struct engine_config {
   /// `planned_keys` and `zkey_circuits` take. Set, keys may also be loaded at run time
   /// (engine::async_load_key) up to it, and the engine starts without any key.
   std::size_t key_memory_bytes = 0;
+  /// Keys the engine may load while it runs, by id (key_info::id): with key_loading = preload all
+  /// are loaded at start on the CPU executor; otherwise, and for any not loaded (yet or after an
+  /// eviction), when a job needs it (engine::known_key; the service awaits the load before it
+  /// submits). Either way the engine starts at once.
+  std::vector<std::pair<std::string, key_source>> known_keys;
+  enum key_loading key_loading = key_loading::preload;
+  enum key_eviction key_eviction = key_eviction::never;
   /// Circom circuits and their zkeys (results = proof only).
   std::vector<zkey_circuit> zkey_circuits;
   /// Set: each proof's blinding r, s is derived from this seed, the request and the partition
@@ -396,6 +414,9 @@ class engine {
   std::vector<std::pair<std::string, unsigned>> key_ids() const;
   /// Every key held (built-in circuits' and zkeys'), by id: bytes, state, last use.
   std::vector<key_info> keys() const;
+  /// The source of a key the engine knows (engine_config::known_keys) and does not hold now, for
+  /// async_load_key; nothing when it holds it or does not know it.
+  std::optional<key_source> known_key(const std::string& id) const;
 
   using key_signature = void(std::error_code, key_info);
   using key_handler = boost::asio::any_completion_handler<key_signature>;

@@ -127,6 +127,8 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   void load_key(key_source source, engine::key_handler handler);
   void evict_key(std::string id, bool cancel_jobs, engine::key_handler handler);
   std::vector<key_info> keys() const;
+  std::optional<key_source> known_key(const std::string& id) const;
+  void preload_keys();
   const compute_backend& backend() const noexcept { return *backend_; }
   const engine_config& config() const noexcept { return config_; }
   std::size_t depth_per_device() const noexcept { return depth_.load(std::memory_order_relaxed); }
@@ -174,6 +176,9 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
                     engine::key_handler handler);
   void evict_on_strand(const std::string& id, bool cancel_jobs, engine::key_handler handler);
   key_info info_of(const held_key& k) const;
+  // key_eviction = lru: evicts idle keys, least recently used first, until `bytes` more fit;
+  // false (nothing evicted) when they cannot.
+  bool make_room(std::size_t bytes, const std::string& for_id);
   std::size_t device_bytes_of(const groth16::proving_key& pk) const;
   void publish_key_metrics() const;
   input_sources sources() noexcept { return {*memory_, full_inputs_.get(), *pool_, full_in_flight_}; }
