@@ -369,3 +369,25 @@ TEST_CASE("job API: a key is loaded from a root, listed, proved with, refused wh
   CHECK(listed->json().at("keys").as_array().empty());
   CHECK(listed->json().at("host_bytes") == 0);
 }
+
+TEST_CASE("job API: a job for a known key that is not loaded loads it first, again after an eviction",
+          "[service][job_api][keys][cpu]") {
+  const test::key_root keys;
+  api_under_test t([&](engine::engine_config& e, service::job_api_config& c) {
+    test::keys_at_run_time(keys, e, c);
+    e.key_loading = engine::key_loading::on_demand;
+    e.known_keys = {{"mimc/10", test::key_root::loader(keys.root / "mimc10")}};
+  });
+  CHECK(t.call(get("/v1/keys"))->json().at("keys").as_array().empty());
+  for (const std::string seed : {"1", "2"}) {
+    const std::uint64_t id = submitted_id(t.call(post_job(R"({"seed": )" + seed + "}")));
+    const auto result = t.call(get("/v1/jobs/" + std::to_string(id) + "/result?wait=60"));
+    REQUIRE(result->status == 200);
+    CHECK(result->json().at("partitions").at(0).at("verified") == true);
+    CHECK(t.call(get("/v1/keys"))->json().at("keys").at(0).at("id") == "mimc/10");
+    REQUIRE(t.call(keys_request("DELETE", "/v1/keys/mimc/10"))->status == 200);
+  }
+  // A size it has no key for is still refused.
+  const auto unknown = t.call(post_job(R"({"seed": 3, "log_constraints": 11})"));
+  CHECK(unknown->status == 422);
+}

@@ -34,7 +34,8 @@ std::string roots_text(const std::vector<fs::path>& roots) {
   return out;
 }
 
-// The engine's refusal of a key as the API answers it.
+}  // namespace
+
 request_error key_refusal(std::error_code ec, const std::string& message) {
   using engine::engine_errc;
   if (ec == engine_errc::key_exists) return {409, "key_exists", message};
@@ -46,8 +47,6 @@ request_error key_refusal(std::error_code ec, const std::string& message) {
   if (ec == engine_errc::shut_down) return {503, "shutting_down", message};
   return {500, "internal_error", message.empty() ? ec.message() : message};
 }
-
-}  // namespace
 
 fs::path resolve_key_path(std::string_view requested, const std::vector<fs::path>& roots) {
   if (roots.empty())

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 namespace coprove::engine {
@@ -48,6 +49,10 @@ struct job_api_config {
 /// The path `requested` names under one of `roots` (relative: under each root in turn, the first
 /// that has it), with symlinks and `..` resolved: request_error 403 key_path_forbidden when it is
 /// outside every root (or no root is configured), 404 key_not_found when it is inside but absent.
+/// The engine's refusal of a key to load or evict (an engine_errc) as the API answers it: 409
+/// key_exists or key_in_use, 404 unknown_key, 507 key_does_not_fit, 422 key_refused, 503.
+request_error key_refusal(std::error_code ec, const std::string& message);
+
 std::filesystem::path resolve_key_path(std::string_view requested, const std::vector<std::filesystem::path>& roots);
 
 /// The API over an engine. Not thread-safe: use it on the control executor's thread.
@@ -93,7 +98,7 @@ class job_api {
                                                 std::optional<std::uint64_t> content_length) const;
   request_limits job_limits() const;
   api_response service_status() const;
-  api_response submit_job(const api_request& req, const route& r);
+  boost::asio::awaitable<api_response> submit_job(const api_request& req, const route& r);
   api_response prove_circuit(const api_request& req, const route& r);
   api_response accept_job(const engine::prove_request& request, const std::string& what,
                           const job_request* parsed = nullptr);
