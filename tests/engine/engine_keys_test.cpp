@@ -150,6 +150,7 @@ TEST_CASE("a key loaded at run time is read on the CPU executor, registered on t
   const auto [evicted, info] = m.evict("mimc/10", false);
   CHECK_FALSE(evicted);
   CHECK(info.state == "evicted");
+  CHECK(info.last_use);  // the job's
   CHECK(info.host_bytes == key.pk->bytes());
   CHECK(m.e->keys().empty());
   CHECK_FALSE(m.e->verifying_key("mimc", 10));

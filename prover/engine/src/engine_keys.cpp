@@ -58,6 +58,12 @@ key_info engine_core::info_of(const held_key& k) const {
   return info;
 }
 
+held_key engine_core::held_as_listed(const std::string& id) const {
+  for (held_key& k : keys_.held())
+    if (k.id == id) return std::move(k);
+  return {id, false, nullptr, std::nullopt};
+}
+
 std::vector<key_info> engine_core::keys() const {
   std::vector<key_info> out;
   for (const held_key& k : keys_.held()) out.push_back(info_of(k));
@@ -223,7 +229,7 @@ void engine_core::evict_on_strand(const std::string& id, bool cancel_jobs, engin
     if (j->key == entry) holding.push_back(job_id);
   std::sort(holding.begin(), holding.end());
   if (!holding.empty() && !cancel_jobs) {
-    info = info_of({id, keys_.find_zkey(id) != nullptr, entry, std::nullopt});
+    info = info_of(held_as_listed(id));
     info.message = where + std::to_string(holding.size()) + " job(s) of it are queued or running (" +
                    id_list(holding) + "); evict with cancel_jobs to cancel them";
     complete_on_associated(strand_, std::move(handler), make_error_code(engine_errc::key_in_use), std::move(info));
@@ -231,7 +237,7 @@ void engine_core::evict_on_strand(const std::string& id, bool cancel_jobs, engin
   }
   for (const std::uint64_t job_id : holding)
     stop_job(live_jobs_.at(job_id), runtime::operation_aborted(), "cancelled: its key " + id + " was evicted");
-  info = info_of({id, keys_.find_zkey(id) != nullptr, entry, std::nullopt});
+  info = info_of(held_as_listed(id));
   keys_.remove(id);
   entry.reset();  // held from here on only by the jobs cancelled above, if any
   info.state = "evicted";

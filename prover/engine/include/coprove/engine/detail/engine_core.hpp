@@ -176,6 +176,7 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
                     engine::key_handler handler);
   void evict_on_strand(const std::string& id, bool cancel_jobs, engine::key_handler handler);
   key_info info_of(const held_key& k) const;
+  held_key held_as_listed(const std::string& id) const;  // the key of `id` as keys() lists it
   // key_eviction = lru: evicts idle keys, least recently used first, until `bytes` more fit;
   // false (nothing evicted) when they cannot.
   bool make_room(std::size_t bytes, const std::string& for_id);
