@@ -17,6 +17,8 @@
 
 #include <support/test_keys.hpp>
 
+#include <chrono>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -73,10 +75,13 @@ struct key_engine {
   }
   std::pair<std::error_code, key_info> evict(const std::string& id, bool cancel_jobs) {
     std::optional<std::pair<std::error_code, key_info>> done;
-    e->async_evict_key(id, cancel_jobs, [&](std::error_code ec, key_info info) { done.emplace(ec, info); });
-    while (control.poll() != 0) {
-    }  // all of it on the strand: the CPU executor does not run
-    REQUIRE(done);
+    auto done_here = std::make_shared<std::optional<std::pair<std::error_code, key_info>>>();
+    e->async_evict_key(id, cancel_jobs, [done_here](std::error_code ec, key_info info) { done_here->emplace(ec, info); });
+    // All of it on the strand: the CPU executor does not run. The completion may wait for a strand
+    // step another thread posted (a pinned lease), so the control executor runs until it comes.
+    for (int i = 0; i < 100 && !*done_here; ++i) control.run_one_for(std::chrono::milliseconds(100));
+    REQUIRE(*done_here);
+    done = *done_here;
     return *done;
   }
   // Until the job completes; the device's completions arrive from the host backend's threads.
