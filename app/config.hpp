@@ -70,6 +70,8 @@ struct server_config {
   std::size_t max_connections = 64;
   /// circom circuits `serve` proves from their snarkjs zkeys: (name, zkey path), loaded at start.
   std::vector<std::pair<std::string, std::string>> circuits;
+  /// Folders under which POST /v1/keys may name a key to load (server.key_roots); empty: none.
+  std::vector<std::string> key_roots;
   // Finished jobs kept for GET (engine_config::retention); older ones answer 410 result_expired.
   std::size_t result_retention_jobs = 4096;
   std::size_t result_retention_bytes = std::size_t{256} << 20;

@@ -76,6 +76,35 @@ const std::vector<binding>& engine_bindings() {
          c.plan_log_constraints = static_cast<unsigned>(as_unsigned(v, "engine.max_log_constraints", 0, 32));
        },
        [](const app_config& c) { return json::value(c.plan_log_constraints); }},
+      {{"engine.key_memory", "key-memory", k::bytes, "0 (the keys `serve` knows at start)",
+        "Host bytes the memory plan reserves for proving keys, which keys loaded while `coprove serve` runs "
+        "(POST /v1/keys, engine.key_loading) must fit: bytes, or a string with a unit such as \"8GiB\". A load "
+        "past it is refused with 507 key_does_not_fit, or makes room under engine.key_eviction = lru."},
+       [](app_config& c, const json::value& v) { c.engine.key_memory_bytes = as_bytes(v, "engine.key_memory"); },
+       [](const app_config& c) { return json::value(c.engine.key_memory_bytes); }},
+      {{"engine.key_loading", "key-loading", k::string, "\"preload\"",
+        "When `coprove serve` reads the keys it knows at start (--keys directories, or the development key): "
+        "preload (all of them at start, on the engine's CPU threads, while it already listens) or on_demand "
+        "(each when its first job comes, which waits for it). A job for a known key that is not loaded, evicted "
+        "say, loads it either way."},
+       [](app_config& c, const json::value& v) {
+         c.engine.key_loading = as_enum<engine::key_loading>(
+             v, "engine.key_loading", {{"preload", engine::key_loading::preload}, {"on_demand", engine::key_loading::on_demand}});
+       },
+       [](const app_config& c) {
+         return json::value(c.engine.key_loading == engine::key_loading::preload ? "preload" : "on_demand");
+       }},
+      {{"engine.key_eviction", "key-eviction", k::string, "\"never\"",
+        "What a key load that does not fit engine.key_memory does: never (refused, 507 key_does_not_fit) or lru "
+        "(the least recently used keys that no queued or running job holds are evicted first, each said at info "
+        "and counted in coprove_engine_key_evictions_total{reason=\"lru\"})."},
+       [](app_config& c, const json::value& v) {
+         c.engine.key_eviction = as_enum<engine::key_eviction>(
+             v, "engine.key_eviction", {{"never", engine::key_eviction::never}, {"lru", engine::key_eviction::lru}});
+       },
+       [](const app_config& c) {
+         return json::value(c.engine.key_eviction == engine::key_eviction::lru ? "lru" : "never");
+       }},
       {{"engine.max_partitions_per_job", "max-partitions", k::unsigned_integer, "4096",
         "The most partitions one job may have; `coprove serve` rejects larger jobs with 422."},
        [](app_config& c, const json::value& v) {

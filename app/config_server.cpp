@@ -108,6 +108,13 @@ const std::vector<binding>& server_bindings() {
          for (const auto& [name, path] : c.server.circuits) o[name] = path;
          return json::value(std::move(o));
        }},
+      {{"server.key_roots", "key-roots", k::string_list, "[] (none)",
+        "Folders under which POST /v1/keys may name a key directory or a snarkjs zkey to load (relative paths "
+        "are looked up under each in turn); a path outside all of them once symlinks and '..' are resolved gets "
+        "403 key_path_forbidden, so the network never chooses files. Empty: no key is loaded over the network. "
+        "On the command line a comma-separated list."},
+       [](app_config& c, const json::value& v) { c.server.key_roots = as_strings(v, "server.key_roots"); },
+       [](const app_config& c) { return strings_json(c.server.key_roots); }},
       {{"server.max_connections", "max-connections", k::unsigned_integer, "64",
         "Connections served at once; more wait in the listen backlog."},
        [](app_config& c, const json::value& v) {

@@ -2,18 +2,22 @@
 // the HTTP service and the signal handling. SIGINT/SIGTERM: stop accepting, then drain the
 // running jobs within server.drain_seconds (or cancel them), a second signal cancels, a third
 // exits at once (service::shutdown_sequence); then close the connections and exit 0. Proves with
-// the keys of --keys directories (loaded at start, charged in the memory plan), or the development
-// key of the workload's circuit and size from the key cache; GET /v1/keys/{circuit}/{log}/vk
-// serves their verifying keys. Every refusal at start exits 2 naming the setting.
+// the keys of --keys directories, or the development key of the workload's circuit and size from
+// the key cache, read on the engine's CPU executor (engine.key_loading: at start, or at a key's
+// first job) so that it listens at once; POST /v1/keys loads more from server.key_roots.
+// GET /v1/keys/{circuit}/{log}/vk serves their verifying keys. Every refusal at start exits 2
+// naming the setting.
 #include "backend.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
-#include "engine_keys.hpp"
+#include "keys.hpp"
 #include "zkey_circuits.hpp"
 
 #include <coprove/r1cs/circuits.hpp>
 #include "config.hpp"
 #include <coprove/engine/engine.hpp>
+#include <coprove/groth16/keys.hpp>
+#include <coprove/groth16/zkey.hpp>
 #include <coprove/service/http_service.hpp>
 #include <coprove/service/shutdown_sequence.hpp>
 #include <coprove/runtime/input_file.hpp>
@@ -29,7 +33,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <filesystem>
+#include <memory>
+#include <mutex>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -127,22 +135,83 @@ int serve_command(const std::vector<std::string>& args) {
   service_cfg.defaults.log_constraints = cfg.workload.log_constraints;
   service_cfg.defaults.partitions = cfg.workload.partitions;
   service_cfg.defaults.seed = cfg.workload.seed;
+  for (const std::string& root : cfg.server.key_roots) service_cfg.key_roots.emplace_back(root);
 
+  // The keys are known at start from their key.json (and a check of their claims that reads a few
+  // bytes of each file) and read with every check on the engine's CPU executor: at start with
+  // engine.key_loading = preload, at the first job that needs one with on_demand. Nothing the size
+  // of a key is read before the service listens.
   const std::vector<std::string> key_dirs = cl.values("keys");
   const auto subgroup_test = key_subgroup_test(cfg);
-  const engine_keys keys = load_engine_keys(key_dirs, cfg.key_cache_dir, cfg.workload.circuit,
-                                            cfg.workload.log_constraints, "serve", key_dirs.empty(),
-                                            subgroup_test ? &*subgroup_test : nullptr);
+  const auto subgroup = subgroup_test ? std::make_shared<const groth16::bulk_subgroup_test>(*subgroup_test) : nullptr;
+  std::vector<std::pair<std::string, engine::key_source>> known_keys;
+  std::size_t known_key_bytes = 0;
+  unsigned largest_key_log = 0;
+  std::string largest_key_circuit;
   std::string key_list;
-  for (const auto& k : keys.keys) {
-    key_list += (key_list.empty() ? "" : ", ") + k.circuit + "/" + std::to_string(k.log_constraints);
-    std::cerr << "coprove serve: keys " << k.source << "\n";
+  const auto know = [&](const std::string& circuit, unsigned log, std::size_t inputs, std::size_t aux,
+                        engine::key_source source) {
+    const std::string id = circuit + "/" + std::to_string(log);
+    for (const auto& [known, ignored] : known_keys)
+      if (known == id) throw usage_error("coprove serve: --keys: two directories hold the key of " + id);
+    known_key_bytes += groth16::proving_key::estimate_bytes(inputs, aux, std::size_t{1} << log);
+    if (log > largest_key_log) {
+      largest_key_log = log;
+      largest_key_circuit = circuit;
+    }
+    key_list += (key_list.empty() ? "" : ", ") + id;
+    std::cerr << "coprove serve: key " << id << " from " << source.name << "\n";
+    known_keys.emplace_back(id, std::move(source));
+  };
+  for (const std::string& dir : key_dirs) {
+    key_metadata m;
+    try {
+      m = read_key_metadata(dir);
+      check_key_claim(dir, m);
+    } catch (const std::exception& e) {
+      throw usage_error(std::string("coprove serve: --keys: ") + e.what());
+    }
+    know(m.circuit, m.log_constraints, m.num_inputs, m.num_aux,
+         {dir, [dir, m, subgroup] {
+            key_set k = read_key_dir(dir, expected_key{m.circuit, m.log_constraints}, subgroup.get());
+            return engine::loaded_key(engine::circuit_keys{k.circuit, k.log_constraints, k.pk, k.describe()});
+          }});
+  }
+  // POST /v1/keys: a key directory (every check) or a snarkjs zkey, named under server.key_roots.
+  service_cfg.key_loader = [subgroup](const std::filesystem::path& path) -> engine::key_source {
+    return {path.string(), [path, subgroup] {
+              if (path.extension() == ".zkey") {
+                auto z = std::make_shared<const groth16::zkey>(groth16::read_zkey(path, subgroup.get()));
+                return engine::loaded_key(engine::zkey_circuit{path.stem().string(), std::move(z)});
+              }
+              key_set k = read_key_dir(path, std::nullopt, subgroup.get());
+              return engine::loaded_key(engine::circuit_keys{k.circuit, k.log_constraints, k.pk, k.describe()});
+            }};
+  };
+  if (key_dirs.empty()) {
+    // The development key of the workload's circuit and size, from the key cache (made there when
+    // its first job comes, said loudly).
+    const std::string circuit = cfg.workload.circuit;
+    const unsigned log = cfg.workload.log_constraints;
+    const auto shape = r1cs::make_circuit(circuit, log, 1, 0)->shape();
+    const std::filesystem::path cache = cfg.key_cache_dir.empty() ? default_key_cache_dir()
+                                                                  : std::filesystem::path(cfg.key_cache_dir);
+    // A job that comes while it is preloaded loads it too: one at a time, so that the second reads
+    // the key the first made instead of making another.
+    auto one_at_a_time = std::make_shared<std::mutex>();
+    know(circuit, log, shape.num_inputs, shape.num_aux,
+         {"development key cache " + cache.string(), [circuit, log, cache, subgroup, one_at_a_time] {
+            std::lock_guard lock(*one_at_a_time);
+            key_set k = development_keys(circuit, log, cache, subgroup.get());
+            return engine::loaded_key(engine::circuit_keys{k.circuit, k.log_constraints, k.pk, k.describe()});
+          }});
   }
 
   asio::io_context io(1);
   engine::engine_config engine_cfg = app::effective_engine_config(cfg);
   engine_cfg.trace = !trace_path.empty();
-  engine_cfg.keys = keys.keys;
+  engine_cfg.known_keys = std::move(known_keys);
+  if (engine_cfg.key_memory_bytes == 0) engine_cfg.key_memory_bytes = std::max<std::size_t>(known_key_bytes, 1);
   engine_cfg.zkey_circuits =
       load_zkey_circuits(cfg.server.circuits, "serve", subgroup_test ? &*subgroup_test : nullptr);
   plan_for_zkey_circuits(engine_cfg);
@@ -161,11 +230,9 @@ int serve_command(const std::vector<std::string>& args) {
   engine_cfg.retention.max_age = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::duration<double>(cfg.server.result_retention_seconds));
   // The plan is sized for the largest circuit a key is for.
-  for (const auto& k : keys.keys) {
-    if (k.log_constraints > engine_cfg.max_log_constraints) {
-      engine_cfg.max_log_constraints = k.log_constraints;
-      engine_cfg.plan_circuit = k.circuit;
-    }
+  if (largest_key_log > engine_cfg.max_log_constraints) {
+    engine_cfg.max_log_constraints = largest_key_log;
+    engine_cfg.plan_circuit = largest_key_circuit;
   }
   // The largest job the service takes is the one its memory plan is sized for.
   service_cfg.limits.max_log_constraints = engine_cfg.max_log_constraints;

@@ -203,7 +203,8 @@ TEST_CASE("serve: every bad input gets a 4xx JSON error and the service keeps se
       {"POST", "/v1/jobs", std::string(R"({"circuit": "sha256"})"), 422, "unknown_circuit"},
       {"POST", "/v1/jobs", std::string(R"({"log_constraints": 16})"), 422, "exceeds_memory_plan"},
       {"POST", "/v1/jobs", std::string(R"({"circuit": "merkle"})"), 422, "no_key"},
-      {"GET", "/v1/keys/mimc/10", std::nullopt, 404, "not_found"},
+      {"GET", "/v1/keys/mimc/10", std::nullopt, 405, "method_not_allowed"},  // a key id takes DELETE
+      {"DELETE", "/v1/keys/mimc/99", std::nullopt, 404, "unknown_key"},
       {"GET", "/v1/keys/mimc/ten/vk", std::nullopt, 404, "unknown_key"},
       {"POST", "/v1/keys/mimc/10/vk", std::nullopt, 405, "method_not_allowed"},
       {"POST", "/v1/jobs", std::string(R"({"log_constraints": 4})"), 422, "out_of_range"},

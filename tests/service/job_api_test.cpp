@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include "engine_test_support.hpp"
+#include "key_root_support.hpp"
 
 #include <chrono>
 #include <future>
@@ -104,6 +105,22 @@ api_request post_job(std::string body, std::string content_type = "application/j
   r.content_length = body.size();
   r.body = std::move(body);
   return r;
+}
+
+api_request keys_request(std::string method, std::string target, std::string body = {}) {
+  api_request r;
+  r.method = std::move(method);
+  r.target = std::move(target);
+  if (!body.empty()) {
+    r.content_type = "application/json";
+    r.content_length = body.size();
+    r.body = std::move(body);
+  }
+  return r;
+}
+
+auto keys_from(const test::key_root& root) {
+  return [&root](engine::engine_config& e, service::job_api_config& c) { test::keys_at_run_time(root, e, c); };
 }
 
 std::string code_of(const api_response& r) { return std::string(r.json().at("error").at("code").as_string()); }
@@ -269,4 +286,108 @@ TEST_CASE("job API: a full queue is 429 with Retry-After; health and status show
   CHECK(code_of(*t.call(post_job(R"({"seed": 3})"))) == "shutting_down");
   CHECK(t.call(get("/v1/status"))->json().at("service").at("stopping") == true);
   t.gate.release();
+}
+
+TEST_CASE("job API: a key path resolves under a configured root, or is 403 outside every root, 404 when absent",
+          "[service][job_api][keys][cpu]") {
+  const test::key_root keys;
+  const std::vector<std::filesystem::path> roots{keys.base / "absent", keys.root};
+  const auto canonical_dir = std::filesystem::canonical(keys.root / "mimc10");
+  CHECK(service::resolve_key_path("mimc10", roots) == canonical_dir);
+  CHECK(service::resolve_key_path("mimc10/../mimc10/.", roots) == canonical_dir);
+  CHECK(service::resolve_key_path(canonical_dir.string(), roots) == canonical_dir);
+  const auto status_of = [&](std::string_view path, const std::vector<std::filesystem::path>& r) {
+    try {
+      (void)service::resolve_key_path(path, r);
+    } catch (const service::request_error& e) {
+      return std::to_string(e.status()) + " " + e.code();
+    }
+    return std::string("resolved");
+  };
+  CHECK(status_of("../elsewhere/mimc10", roots) == "403 key_path_forbidden");
+  CHECK(status_of("escape", roots) == "403 key_path_forbidden");  // a symlink out of the root
+  CHECK(status_of("escape/params", roots) == "403 key_path_forbidden");
+  CHECK(status_of((keys.outside / "mimc10").string(), roots) == "403 key_path_forbidden");
+  CHECK(status_of("/etc/passwd", roots) == "403 key_path_forbidden");
+  CHECK(status_of("mimc12", roots) == "404 key_not_found");
+  CHECK(status_of("mimc10", {}) == "403 key_path_forbidden");
+  CHECK(status_of("", roots) == "400 bad_key_path");
+}
+
+TEST_CASE("job API: a key is loaded from a root, listed, proved with, refused while its job runs, then evicted",
+          "[service][job_api][keys][cpu]") {
+  const test::key_root keys;
+  api_under_test t(keys_from(keys));
+  auto listed = t.call(get("/v1/keys"));
+  REQUIRE(listed->status == 200);
+  CHECK(listed->json().at("keys").as_array().empty());
+  CHECK(listed->json().at("host_bytes") == 0);
+  CHECK(code_of(*t.call(post_job(R"({"seed": 1})"))) != "");  // no key yet: refused
+
+  CHECK(code_of(*t.call(keys_request("POST", "/v1/keys", R"({"path": "../elsewhere/mimc10"})"))) ==
+        "key_path_forbidden");
+  CHECK(code_of(*t.call(keys_request("POST", "/v1/keys", R"({"path": "escape"})"))) == "key_path_forbidden");
+  CHECK(code_of(*t.call(keys_request("POST", "/v1/keys", R"({"path": "mimc10", "more": 1})"))) == "unknown_field");
+  CHECK(t.call(keys_request("POST", "/v1/keys", R"({"path": "mimc10"})"))->status == 201);
+  const auto again = t.call(keys_request("POST", "/v1/keys", R"({"path": "mimc10"})"));
+  CHECK(again->status == 409);
+  CHECK(code_of(*again) == "key_exists");
+
+  listed = t.call(get("/v1/keys"));
+  const auto listing = listed->json();
+  const auto& key = listing.at("keys").at(0);
+  CHECK(key.at("id") == "mimc/10");
+  CHECK(key.at("curve") == "bls12-381");
+  CHECK(key.at("size") == 1024);
+  CHECK(key.at("state") == "loaded");
+  CHECK(key.at("last_use").is_null());
+  const auto host_bytes = key.at("host_bytes").to_number<std::size_t>();
+  CHECK(host_bytes > 0);
+  CHECK(listing.at("host_bytes") == host_bytes);
+
+  t.gate.close();
+  const std::uint64_t id = submitted_id(t.call(post_job(R"({"seed": 1})")));
+  t.gate.wait_for_entered(1);
+  const auto busy = t.call(keys_request("DELETE", "/v1/keys/mimc/10"));
+  CHECK(busy->status == 409);
+  CHECK(code_of(*busy) == "key_in_use");
+  CHECK(busy->json().at("error").at("message").as_string().find("(" + std::to_string(id) + ")") !=
+        std::string::npos);
+  CHECK(t.call(get("/v1/keys"))->json().at("keys").at(0).at("state") == "in_use");
+  CHECK(code_of(*t.call(keys_request("DELETE", "/v1/keys/mimc/12"))) == "unknown_key");
+  CHECK(code_of(*t.call(keys_request("DELETE", "/v1/keys/mimc/10?cancel=maybe"))) == "bad_query");
+
+  const auto evicted = t.call(keys_request("DELETE", "/v1/keys/mimc/10?cancel=true"));
+  REQUIRE(evicted->status == 200);
+  CHECK(evicted->json().at("state") == "evicted");
+  CHECK(evicted->json().at("host_bytes") == host_bytes);
+  t.gate.release();
+  const auto result = t.call(get("/v1/jobs/" + std::to_string(id) + "/result?wait=60"));
+  REQUIRE(result);  // the job's end, whatever its answer: it was cancelled
+  CHECK(t.engine().status(id)->state == engine::job_state::cancelled);
+  listed = t.call(get("/v1/keys"));
+  CHECK(listed->json().at("keys").as_array().empty());
+  CHECK(listed->json().at("host_bytes") == 0);
+}
+
+TEST_CASE("job API: a job for a known key that is not loaded loads it first, again after an eviction",
+          "[service][job_api][keys][cpu]") {
+  const test::key_root keys;
+  api_under_test t([&](engine::engine_config& e, service::job_api_config& c) {
+    test::keys_at_run_time(keys, e, c);
+    e.key_loading = engine::key_loading::on_demand;
+    e.known_keys = {{"mimc/10", test::key_root::loader(keys.root / "mimc10")}};
+  });
+  CHECK(t.call(get("/v1/keys"))->json().at("keys").as_array().empty());
+  for (const std::string seed : {"1", "2"}) {
+    const std::uint64_t id = submitted_id(t.call(post_job(R"({"seed": )" + seed + "}")));
+    const auto result = t.call(get("/v1/jobs/" + std::to_string(id) + "/result?wait=60"));
+    REQUIRE(result->status == 200);
+    CHECK(result->json().at("partitions").at(0).at("verified") == true);
+    CHECK(t.call(get("/v1/keys"))->json().at("keys").at(0).at("id") == "mimc/10");
+    REQUIRE(t.call(keys_request("DELETE", "/v1/keys/mimc/10"))->status == 200);
+  }
+  // A size it has no key for is still refused.
+  const auto unknown = t.call(post_job(R"({"seed": 3, "log_constraints": 11})"));
+  CHECK(unknown->status == 422);
 }

@@ -9,6 +9,8 @@
 #include <boost/asio/system_executor.hpp>
 #include <boost/json/array.hpp>
 
+#include <ctime>
+
 namespace coprove::engine {
 namespace {
 
@@ -23,6 +25,11 @@ class engine_category_impl final : public std::error_category {
       case engine_errc::shut_down: return "engine shut down";
       case engine_errc::unknown_job: return "unknown job id";
       case engine_errc::proving_failed: return "the proof could not be made";
+      case engine_errc::unknown_key: return "no key of this id is held";
+      case engine_errc::key_exists: return "a key of this id is loaded already";
+      case engine_errc::key_refused: return "the key could not be read or failed its checks";
+      case engine_errc::key_does_not_fit: return "the proving keys would exceed the memory plan's key bytes";
+      case engine_errc::key_in_use: return "jobs of the key are queued or running";
     }
     return "unknown engine error";
   }
@@ -106,6 +113,35 @@ boost::json::object prove_result::to_json() const {
   return out;
 }
 
+key_source key_source::ready(loaded_key key, std::string name) {
+  return {std::move(name), [key = std::move(key)] { return key; }};
+}
+
+boost::json::object key_info::to_json() const {
+  boost::json::object o{{"id", id},
+                        {"curve", curve},
+                        {"circuit", circuit},
+                        {"log_constraints", log_constraints},
+                        {"size", std::size_t{1} << log_constraints},
+                        {"kind", zkey ? "zkey" : "key"},
+                        {"source", source},
+                        {"state", state},
+                        {"host_bytes", host_bytes},
+                        {"device_bytes", device_bytes}};
+  if (last_use) {
+    const std::time_t t = std::chrono::system_clock::to_time_t(*last_use);
+    std::tm utc{};
+    gmtime_r(&t, &utc);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    o["last_use"] = text;
+  } else {
+    o["last_use"] = nullptr;
+  }
+  if (!message.empty()) o["message"] = message;
+  return o;
+}
+
 boost::json::object job_status::to_json() const {
   boost::json::object o{{"job_id", job_id},
                         {"state", std::string(to_string(state))},
@@ -167,11 +203,24 @@ void engine::wait_for_prewarm() { core_->wait_for_prewarm(); }
 
 const memory_plan& engine::plan() const { return core_->plan(); }
 
-const groth16::verifying_key* engine::verifying_key(std::string_view circuit, unsigned log_constraints) const {
+std::shared_ptr<const groth16::verifying_key> engine::verifying_key(std::string_view circuit,
+                                                                   unsigned log_constraints) const {
   return core_->verifying_key(circuit, log_constraints);
 }
 
 std::vector<std::pair<std::string, unsigned>> engine::key_ids() const { return core_->key_ids(); }
+
+std::vector<key_info> engine::keys() const { return core_->keys(); }
+
+std::optional<key_source> engine::known_key(const std::string& id) const { return core_->known_key(id); }
+
+void engine::start_load_key(key_source source, key_handler handler) {
+  core_->load_key(std::move(source), std::move(handler));
+}
+
+void engine::start_evict_key(std::string id, bool cancel_jobs, key_handler handler) {
+  core_->evict_key(std::move(id), cancel_jobs, std::move(handler));
+}
 
 const compute_backend& engine::backend() const { return core_->backend(); }
 

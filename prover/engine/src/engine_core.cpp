@@ -139,6 +139,7 @@ void engine_core::start() {
   admission_ = make_admission(
       cfg, executor_, observer_.gpu_queue(),
       [this](partition_key key, runtime::permit slot) { admit(key, std::move(slot)); }, [this] { pump(); });
+  preload_keys();
 }
 
 engine_core::~engine_core() {
@@ -174,6 +175,8 @@ std::uint64_t engine_core::submit(prove_request request) {
   j->reservation_bytes = working_set;
   j->circuit_id = facts.id;
   j->key = std::move(prepared.key);
+  if (j->key) keys_.touch(j->zkey ? j->request.circuit : key_name(j->request.circuit, j->request.log_constraints),
+                          std::chrono::system_clock::now());
   j->witness_fits = facts.witness_fits;
   if (sizing_.lean_inputs && !facts.witness_fits)
     runtime::warn_once("engine.full_inputs." + facts.id, "engine",
@@ -332,6 +335,12 @@ void engine_core::maybe_finish(const std::shared_ptr<job>& j) {
                 ? job_state::cancelled
                 : job_state::failed;
   const std::string error = jobs_.finish(*j, state);
+  // A finished job keeps its result alone: its key goes back to the registry, so that an evicted
+  // key's memory is given back when its last job ends, not when the retention forgets the job.
+  if (j->key) j->vk_sha256 = j->key->vk_sha256;
+  j->key.reset();
+  j->zkey.reset();
+  publish_key_metrics();
   observer_.job_ended(state);
   live_jobs_.erase(j->id);
   COPROVE_LOG_F(info, "engine", job_fields(j->id))
@@ -349,7 +358,7 @@ void engine_core::complete_waiter(const std::shared_ptr<job>& j, job_waiter wait
   result.request = j->request;
   result.total_ns = j->end_ns - j->submit_ns;
   result.kind = config_.results;
-  if (j->key) result.vk_sha256 = j->key->vk_sha256;
+  result.vk_sha256 = j->vk_sha256;
   for (const auto& r : j->results)
     if (r) result.partitions.push_back(*r);
   std::error_code ec = j->state.load(std::memory_order_acquire) == job_state::done ? std::error_code{} : j->error_code;

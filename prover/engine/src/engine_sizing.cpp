@@ -122,7 +122,7 @@ engine_sizing size_engine(const engine_config& cfg, const compute_backend& backe
                     (cfg.synthesizer ? cfg.synthesizer_sends_assignment : cfg.pce == r1cs::pce_policy::wait);
   const auto plan_for = [&](std::size_t in_flight) {
     memory_plan_input plan_input = memory_plan_input_for(*plan_circuit, in_flight, in_flight, cfg.memory_budget_bytes);
-    plan_input.key_bytes = keys.host_bytes;
+    plan_input.key_bytes = std::max(keys.host_bytes, cfg.key_memory_bytes);  // key_memory_bytes: loads at run time
     // The proof's MSMs run on the backend: on the host backend in its worker slots (charged per
     // partition in flight, which bounds it), on a GPU in device memory (the device plan's).
     if (cfg.results == result_kind::proof && !backend.copies_to_device())

@@ -57,10 +57,11 @@ key_registry::key_registry(const engine_config& cfg) : key_registry(cfg.max_log_
   }
   for (const auto& [circuit, log] : cfg.planned_keys)
     plan(circuit, log, "engine_config.planned_keys (" + key_name(circuit, log) + "): ");
-  if (cfg.keys.empty() && cfg.planned_keys.empty() && cfg.zkey_circuits.empty())
+  if (cfg.keys.empty() && cfg.planned_keys.empty() && cfg.zkey_circuits.empty() && cfg.key_memory_bytes == 0)
     throw std::invalid_argument(
         "engine_config.keys: results = proof needs the proving key of every circuit and size it proves, and none "
-        "is given (coprove setup makes one; or set results = evaluation_record)");
+        "is given (coprove setup makes one; or set results = evaluation_record, or key_memory_bytes to load keys "
+        "at run time)");
   if (cfg.insecure_proof_seed)
     runtime::warn_once("engine.insecure_proof_seed", "engine",
                        "proof blinding (r, s) is derived from the configured seed " +
@@ -73,13 +74,9 @@ key_registry::key_registry(const engine_config& cfg) : key_registry(cfg.max_log_
   for (const zkey_circuit& z : cfg.zkey_circuits) add_zkey(z, "engine_config.zkey_circuits (" + z.name + "): ");
 }
 
-void key_registry::add(const circuit_keys& k, const std::string& where) {
+prepared_key key_registry::prepare(const circuit_keys& k, const std::string& where) const {
   if (!k.pk) throw std::invalid_argument(where + "the proving key is null");
   const r1cs::circuit_shape shape = shape_of(k.circuit, k.log_constraints, where);
-  {
-    std::lock_guard lock(mutex_);
-    if (keys_.count({k.circuit, k.log_constraints}) != 0) throw std::invalid_argument(where + "given twice");
-  }
   const std::size_t n = std::size_t{1} << k.log_constraints;
   try {
     k.pk->check_consistent();
@@ -92,19 +89,12 @@ void key_registry::add(const circuit_keys& k, const std::string& where) {
                                 std::to_string(k.pk->num_aux()) + " auxiliaries; the circuit has " +
                                 std::to_string(n) + ", " + std::to_string(shape.num_inputs) + " and " +
                                 std::to_string(shape.num_aux));
-  auto entry = make_entry(k, k.pk->bytes());
-  std::lock_guard lock(mutex_);
-  if (!keys_.emplace(std::make_pair(k.circuit, k.log_constraints), std::move(entry)).second)
-    throw std::invalid_argument(where + "given twice");
+  return {key_name(k.circuit, k.log_constraints), make_entry(k, k.pk->bytes()), nullptr};
 }
 
-void key_registry::add_zkey(const zkey_circuit& z, const std::string& where) {
+prepared_key key_registry::prepare_zkey(const zkey_circuit& z, const std::string& where) const {
   if (!z.key) throw std::invalid_argument(where + "the zkey is null");
-  {
-    std::lock_guard lock(mutex_);
-    if (z.name.empty() || zkeys_.count(z.name) != 0 || keys_.count({z.name, 0}) != 0)
-      throw std::invalid_argument(where + "the name is empty or given twice");
-  }
+  if (z.name.empty()) throw std::invalid_argument(where + "the name is empty or given twice");
   const unsigned log_n = z.key->domain().log_size();
   if (log_n > max_log_constraints_)
     throw std::invalid_argument(where + "its domain of 2^" + std::to_string(log_n) +
@@ -115,10 +105,25 @@ void key_registry::add_zkey(const zkey_circuit& z, const std::string& where) {
   auto entry = std::make_shared<const zkey_entry>(
       zkey_entry{z.key, make_entry(circuit_keys{z.name, log_n, pk, z.key->name}, z.key->bytes()),
                  std::make_shared<const field::evaluation_domain>(z.key->domain())});
-  std::lock_guard lock(mutex_);
-  if (!zkeys_.emplace(z.name, std::move(entry)).second)
-    throw std::invalid_argument(where + "the name is empty or given twice");
+  return {z.name, entry->keys, entry};
 }
+
+void key_registry::insert(prepared_key key, const std::string& where) {
+  std::lock_guard lock(mutex_);
+  const bool held = zkeys_.count(key.id) != 0 ||
+                    std::any_of(keys_.begin(), keys_.end(),
+                                [&](const auto& k) { return key_name(k.first.first, k.first.second) == key.id; });
+  if (key.zkey) {
+    if (held || keys_.count({key.id, 0}) != 0) throw std::invalid_argument(where + "the name is empty or given twice");
+    zkeys_.emplace(key.id, std::move(key.zkey));
+    return;
+  }
+  if (held) throw std::invalid_argument(where + "given twice");
+  const circuit_keys& k = key.key->keys;
+  keys_.emplace(std::make_pair(k.circuit, k.log_constraints), std::move(key.key));
+}
+
+bool key_registry::holds(const std::string& id) const { return find_id(id) != nullptr; }
 
 void key_registry::plan(const std::string& circuit, unsigned log_constraints, const std::string& where) {
   const r1cs::circuit_shape shape = shape_of(circuit, log_constraints, where);
@@ -141,8 +146,57 @@ bool key_registry::remove(const std::string& circuit, unsigned log_constraints) 
   } else {
     return false;
   }
+  last_use_.erase(key_name(circuit, log_constraints));
+  if (log_constraints == 0) last_use_.erase(circuit);  // a zkey circuit's
   released_.push_back(removed);
   return true;
+}
+
+std::shared_ptr<const key_entry> key_registry::remove(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  std::shared_ptr<const key_entry> removed;
+  if (auto z = zkeys_.find(id); z != zkeys_.end()) {
+    removed = z->second->keys;
+    zkeys_.erase(z);
+  } else {
+    const auto it = std::find_if(keys_.begin(), keys_.end(),
+                                 [&](const auto& k) { return key_name(k.first.first, k.first.second) == id; });
+    if (it == keys_.end()) return nullptr;
+    removed = std::move(it->second);
+    keys_.erase(it);
+  }
+  last_use_.erase(id);
+  released_.push_back(removed);
+  return removed;
+}
+
+std::shared_ptr<const key_entry> key_registry::find_id(const std::string& id) const {
+  std::lock_guard lock(mutex_);
+  if (const auto z = zkeys_.find(id); z != zkeys_.end()) return z->second->keys;
+  for (const auto& [k, entry] : keys_)
+    if (key_name(k.first, k.second) == id) return entry;
+  return nullptr;
+}
+
+void key_registry::touch(const std::string& id, std::chrono::system_clock::time_point when) {
+  std::lock_guard lock(mutex_);
+  last_use_[id] = when;
+}
+
+std::vector<held_key> key_registry::held() const {
+  std::lock_guard lock(mutex_);
+  std::vector<held_key> out;
+  const auto last = [&](const std::string& id) -> std::optional<std::chrono::system_clock::time_point> {
+    const auto it = last_use_.find(id);
+    if (it == last_use_.end()) return std::nullopt;
+    return it->second;
+  };
+  for (const auto& [k, entry] : keys_) {
+    const std::string id = key_name(k.first, k.second);
+    out.push_back({id, false, entry, last(id)});
+  }
+  for (const auto& [name, z] : zkeys_) out.push_back({name, true, z->keys, last(name)});
+  return out;
 }
 
 std::shared_ptr<const key_entry> key_registry::find(const std::string& circuit, unsigned log_constraints) const {

@@ -116,6 +116,8 @@ void http_service::state::bind() {
   api_cfg.limits = cfg.limits;
   api_cfg.defaults = cfg.defaults;
   api_cfg.retry_after_seconds = cfg.retry_after_seconds;
+  api_cfg.key_roots = cfg.key_roots;
+  api_cfg.key_loader = cfg.key_loader;
   api.emplace(executor, eng, std::move(api_cfg),
               exposure_policy(cfg.listen, bound, cfg.allowed_hosts, cfg.allowed_origins, cfg.auth_token));
   api->set_service_figures([this] {

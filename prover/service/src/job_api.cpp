@@ -101,7 +101,7 @@ asio::awaitable<std::optional<api_response>> job_api::handle(api_request req, cl
         res->body = runtime::registry::global().prometheus_text();
         break;
       case endpoint::service_status: res = service_status(); break;
-      case endpoint::submit_job: res = submit_job(req, r); break;
+      case endpoint::submit_job: res = co_await submit_job(req, r); break;
       case endpoint::job_status: {
         const auto status = eng_.status(r.job_id);
         if (!status) no_such_job(r.job_id);
@@ -113,6 +113,9 @@ asio::awaitable<std::optional<api_response>> job_api::handle(api_request req, cl
       case endpoint::list_circuits: res = list_circuits(); break;
       case endpoint::prove_circuit: res = prove_circuit(req, r); break;
       case endpoint::verifying_key: res = verifying_key(r); break;
+      case endpoint::list_keys: res = list_keys(); break;
+      case endpoint::load_key: res = co_await load_key(req); break;
+      case endpoint::evict_key: res = co_await evict_key(r); break;
     }
     if (res) detail::count_request(endpoint_label, res->status);
     co_return res;
@@ -213,7 +216,7 @@ request_limits job_api::job_limits() const {
   return limits;
 }
 
-api_response job_api::submit_job(const api_request& req, const route& r) {
+asio::awaitable<api_response> job_api::submit_job(const api_request& req, const route& r) {
   (void)check_before_body(req, r, req.body.size());
   const job_request parsed = parse_job_request(req.body, cfg_.defaults, job_limits());
   if (!r1cs::circuit_known(parsed.circuit)) {
@@ -221,13 +224,22 @@ api_response job_api::submit_job(const api_request& req, const route& r) {
     for (auto name : r1cs::circuit_families()) known += (known.empty() ? "" : ", ") + std::string(name);
     throw request_error(422, "unknown_circuit", "unknown circuit '" + parsed.circuit + "' (known: " + known + ")");
   }
+  // A key the engine knows but does not hold (engine.key_loading) is loaded first.
+  if (eng_.config().results == engine::result_kind::proof &&
+      !eng_.verifying_key(parsed.circuit, parsed.log_constraints)) {
+    if (auto source = eng_.known_key(parsed.circuit + "/" + std::to_string(parsed.log_constraints))) {
+      auto [ec, info] = co_await eng_.async_load_key(std::move(*source), asio::as_tuple(asio::use_awaitable));
+      if (ec && ec != engine::engine_errc::key_exists) throw key_refusal(ec, info.message);
+    }
+  }
   if (eng_.config().results == engine::result_kind::proof &&
       !eng_.verifying_key(parsed.circuit, parsed.log_constraints)) {
     std::string have;
     for (const auto& [circuit, log] : eng_.key_ids()) have += (have.empty() ? "" : ", ") + circuit + "/" + std::to_string(log);
     throw request_error(422, "no_key",
                         "no proving key for " + parsed.circuit + "/" + std::to_string(parsed.log_constraints) +
-                            " (the service has keys for " + have + "; start it with --keys DIR from coprove setup)");
+                            " (the service has keys for " + (have.empty() ? std::string("none") : have) +
+                            "; load one with POST /v1/keys, or start it with --keys DIR from coprove setup)");
   }
   // The same request_id again is the same job, for as long as the engine keeps it.
   while (!submitted_.empty() && eng_.expired(submitted_.front().second)) {
@@ -248,7 +260,7 @@ api_response job_api::submit_job(const api_request& req, const route& r) {
                         {"request_id", parsed.request_id}, {"existing", true}};
       api_response res = api_response::json_body(200, body);
       res.fields.emplace_back("Location", base);
-      return res;
+      co_return res;
     }
   }
   prove_request request;
@@ -257,7 +269,7 @@ api_response job_api::submit_job(const api_request& req, const route& r) {
   request.partitions = parsed.partitions;
   request.seed = parsed.seed;
   request.priority = engine::parse_job_priority(parsed.priority).value_or(engine::job_priority::normal);
-  return accept_job(request,
+  co_return accept_job(request,
                     request.circuit + " 2^" + std::to_string(request.log_constraints) + " x " +
                         std::to_string(request.partitions) + " partitions, seed " + std::to_string(request.seed) +
                         ", priority " + parsed.priority,
@@ -344,7 +356,7 @@ api_response job_api::prove_circuit(const api_request& req, const route& r) {
 
 // GET /v1/keys/{circuit}/{log_constraints}/vk: bellman's bytes, or snarkjs's JSON.
 api_response job_api::verifying_key(const route& r) const {
-  const groth16::verifying_key* vk = eng_.verifying_key(r.circuit, r.log_constraints);
+  const auto vk = eng_.verifying_key(r.circuit, r.log_constraints);
   if (!vk) {
     std::string have;
     for (const auto& [circuit, log] : eng_.key_ids()) have += (have.empty() ? "" : ", ") + circuit + "/" + std::to_string(log);

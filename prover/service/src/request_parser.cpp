@@ -377,7 +377,33 @@ route parse_route(std::string_view method, std::string_view target, const reques
       return r;
     }
   }
+  if (path == "/v1/keys") {
+    if (method != "GET" && method != "POST")
+      throw request_error(405, "method_not_allowed",
+                          "method " + quoted(method) + " not allowed on " + quoted(path) + " (allowed: GET, POST)",
+                          "GET, POST");
+    require_no_query(query, path);
+    r.target = method == "GET" ? endpoint::list_keys : endpoint::load_key;
+    return r;
+  }
   constexpr std::string_view keys_prefix = "/v1/keys/";
+  if (path.substr(0, keys_prefix.size()) == keys_prefix && path.size() > keys_prefix.size() &&
+      (path.size() < 3 || path.substr(path.size() - 3) != "/vk")) {
+    // /v1/keys/{id}: a built-in circuit's "circuit/log_constraints" or a zkey circuit's name.
+    const std::string_view id = path.substr(keys_prefix.size());
+    if (id.size() > limits.max_circuit_name + 8)
+      throw request_error(404, "unknown_key", "no key " + quoted(id.substr(0, 64)) + ": the id is too long");
+    require_method(method, "DELETE", path);
+    r.target = endpoint::evict_key;
+    r.key_id = std::string(id);
+    if (query == "cancel=true") {
+      r.cancel_jobs = true;
+    } else if (!query.empty() && query != "cancel=false") {
+      throw request_error(400, "bad_query",
+                          "unknown query " + quoted(query) + " on " + quoted(path) + " (allowed: cancel=true, cancel=false)");
+    }
+    return r;
+  }
   if (path.substr(0, keys_prefix.size()) == keys_prefix) {
     // /v1/keys/{circuit}/{log_constraints}/vk
     const std::string_view rest = path.substr(keys_prefix.size());
@@ -427,6 +453,9 @@ std::string_view endpoint_name(endpoint e) noexcept {
     case endpoint::verifying_key: return "verifying_key";
     case endpoint::list_circuits: return "list_circuits";
     case endpoint::prove_circuit: return "prove_circuit";
+    case endpoint::list_keys: return "list_keys";
+    case endpoint::load_key: return "load_key";
+    case endpoint::evict_key: return "evict_key";
   }
   return "unknown";
 }

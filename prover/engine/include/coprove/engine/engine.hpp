@@ -32,6 +32,7 @@
 #include <string>
 #include <system_error>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace coprove::runtime {
@@ -54,6 +55,11 @@ enum class engine_errc {
   shut_down,             ///< the engine stopped before the job finished
   unknown_job,           ///< no job has this id
   proving_failed,        ///< the proof could not be made (e.g. the assignment does not satisfy the circuit)
+  unknown_key,           ///< no key has this id
+  key_exists,            ///< a key of this id is loaded already
+  key_refused,           ///< a key to load could not be read or failed its checks
+  key_does_not_fit,      ///< the keys would hold more host memory than the plan reserves for them
+  key_in_use,            ///< jobs of the key are queued or running (evict with cancel_jobs)
 };
 const std::error_category& engine_category() noexcept;
 std::error_code make_error_code(engine_errc e) noexcept;
@@ -102,6 +108,47 @@ struct circuit_keys {
 struct zkey_circuit {
   std::string name;
   std::shared_ptr<const groth16::zkey> key;
+};
+
+/// A key loaded at run time: a built-in circuit's proving key or a zkey circuit.
+using loaded_key = std::variant<circuit_keys, zkey_circuit>;
+
+/// Where a key to load at run time comes from. `load` runs on a CPU thread of the engine (never on
+/// the control executor): it reads and checks the key (the composition root gives it, since the
+/// engine reads no key directories itself) and throws, naming the file and what failed, when it
+/// cannot. `name` says it in messages (a directory, a file).
+struct key_source {
+  std::string name;
+  std::function<loaded_key()> load;
+  /// A key already in memory (its checks against its circuit still run on the CPU thread).
+  static key_source ready(loaded_key key, std::string name);
+};
+
+/// engine.key_loading: when the known keys (engine_config::known_keys) are read.
+enum class key_loading {
+  preload,    ///< all of them at start, on the CPU executor (the control executor runs meanwhile)
+  on_demand,  ///< each when its first job comes
+};
+/// engine.key_eviction: what a load that does not fit engine_config::key_memory_bytes does.
+enum class key_eviction {
+  never,  ///< it is refused (key_does_not_fit)
+  lru,    ///< the least recently used keys that no queued or running job holds are evicted first
+};
+
+/// A key as the engine holds it, for listings and for the completion of a load or an eviction.
+struct key_info {
+  std::string id;       ///< "circuit/log_constraints" for a built-in circuit, the name of a zkey circuit
+  std::string curve = "bls12-381";
+  std::string circuit;  ///< the built-in circuit or the zkey circuit's name
+  unsigned log_constraints = 0;
+  bool zkey = false;
+  std::string source;   ///< where it came from
+  std::string state;    ///< "loaded", "in_use" (held by a queued or running job), "evicted"
+  std::size_t host_bytes = 0;    ///< host memory it holds
+  std::size_t device_bytes = 0;  ///< device memory its resident copies hold, all devices together
+  std::optional<std::chrono::system_clock::time_point> last_use;  ///< its last job's submission
+  std::string message;  ///< what happened, or why it was refused (naming the key and the limit)
+  boost::json::object to_json() const;
 };
 
 /// How long the engine keeps finished jobs (their results, for status and await). A finished job
@@ -202,6 +249,17 @@ struct engine_config {
   /// with `keys` empty the engine is built for its plan alone (`coprove info`) and refuses every
   /// request for want of a key.
   std::vector<std::pair<std::string, unsigned>> planned_keys;
+  /// Host bytes the memory plan reserves for proving keys; 0 (the default): what `keys`,
+  /// `planned_keys` and `zkey_circuits` take. Set, keys may also be loaded at run time
+  /// (engine::async_load_key) up to it, and the engine starts without any key.
+  std::size_t key_memory_bytes = 0;
+  /// Keys the engine may load while it runs, by id (key_info::id): with key_loading = preload all
+  /// are loaded at start on the CPU executor; otherwise, and for any not loaded (yet or after an
+  /// eviction), when a job needs it (engine::known_key; the service awaits the load before it
+  /// submits). Either way the engine starts at once.
+  std::vector<std::pair<std::string, key_source>> known_keys;
+  enum key_loading key_loading = key_loading::preload;
+  enum key_eviction key_eviction = key_eviction::never;
   /// Circom circuits and their zkeys (results = proof only).
   std::vector<zkey_circuit> zkey_circuits;
   /// Set: each proof's blinding r, s is derived from this seed, the request and the partition
@@ -350,9 +408,46 @@ class engine {
 
   /// The verifying key of circuit/log_constraints among engine_config::keys; null when there is
   /// none (or results are evaluation records).
-  const groth16::verifying_key* verifying_key(std::string_view circuit, unsigned log_constraints) const;
+  std::shared_ptr<const groth16::verifying_key> verifying_key(std::string_view circuit,
+                                                             unsigned log_constraints) const;
   /// The circuits and sizes the engine has keys for.
   std::vector<std::pair<std::string, unsigned>> key_ids() const;
+  /// Every key held (built-in circuits' and zkeys'), by id: bytes, state, last use.
+  std::vector<key_info> keys() const;
+  /// The source of a key the engine knows (engine_config::known_keys) and does not hold now, for
+  /// async_load_key; nothing when it holds it or does not know it.
+  std::optional<key_source> known_key(const std::string& id) const;
+
+  using key_signature = void(std::error_code, key_info);
+  using key_handler = boost::asio::any_completion_handler<key_signature>;
+
+  /// Loads a key while the engine runs: `source.load` and the key's checks run on the engine's
+  /// CPU executor, never on the control executor; the key is then registered on the control
+  /// strand. Completes with the key's info, or with key_refused (the loader threw or a check
+  /// failed), key_exists, or key_does_not_fit (beyond engine_config::key_memory_bytes), the
+  /// message in the info naming the key and the limit. Nothing changes on a refusal.
+  template <boost::asio::completion_token_for<key_signature> Token =
+                boost::asio::default_completion_token_t<boost::asio::any_io_executor>>
+  auto async_load_key(key_source source, Token&& token) {
+    return boost::asio::async_initiate<Token, key_signature>(
+        [this](auto handler, key_source s) { start_load_key(std::move(s), key_handler(std::move(handler))); }, token,
+        std::move(source));
+  }
+
+  /// Evicts a key (its id as key_info::id names it) on the control strand: refused with
+  /// key_in_use while jobs of it are queued or running unless `cancel_jobs`, which cancels them
+  /// first; unknown_key when none is held. New jobs for it are refused at once; its host memory
+  /// is given back once the last partition that proves with it has ended, and its device copies
+  /// when the backend lets go of keys nobody holds (the CUDA backend: at its next key upload).
+  template <boost::asio::completion_token_for<key_signature> Token =
+                boost::asio::default_completion_token_t<boost::asio::any_io_executor>>
+  auto async_evict_key(std::string id, bool cancel_jobs, Token&& token) {
+    return boost::asio::async_initiate<Token, key_signature>(
+        [this](auto handler, std::string i, bool c) {
+          start_evict_key(std::move(i), c, key_handler(std::move(handler)));
+        },
+        token, std::move(id), cancel_jobs);
+  }
 
   const memory_plan& plan() const;
   const compute_backend& backend() const;
@@ -377,6 +472,8 @@ class engine {
   void start_prove(prove_request request, prove_handler handler);
   void start_await(std::uint64_t job_id, prove_handler handler);
   void start_shutdown(bool drain, shutdown_handler handler);
+  void start_load_key(key_source source, key_handler handler);
+  void start_evict_key(std::string id, bool cancel_jobs, key_handler handler);
 
   std::shared_ptr<detail::engine_core> core_;
 };

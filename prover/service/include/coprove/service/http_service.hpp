@@ -11,6 +11,8 @@
 #include <boost/asio/any_io_executor.hpp>
 
 #include <cstddef>
+#include <filesystem>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -19,6 +21,7 @@
 
 namespace coprove::engine {
 class engine;
+struct key_source;
 }  // namespace coprove::engine
 
 namespace coprove::service {
@@ -46,6 +49,9 @@ struct http_service_config {
   std::string auth_token;
   /// Unix socket: the socket file's mode, set before it accepts anything.
   unsigned socket_mode = 0600;
+  /// server.key_roots and the composition root's key reader: see job_api_config.
+  std::vector<std::filesystem::path> key_roots;
+  std::function<engine::key_source(const std::filesystem::path&)> key_loader;
 };
 
 /// The HTTP API over an engine. Not thread-safe: construct, start and stop it on the control

@@ -15,15 +15,20 @@
 
 #include <cstdint>
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
 
 namespace coprove::engine {
 class engine;
 struct prove_request;
 struct zkey_circuit;
+struct key_source;
 }  // namespace coprove::engine
 
 namespace coprove::service {
@@ -32,7 +37,23 @@ struct job_api_config {
   request_limits limits;             ///< body size, wait limit and request ranges
   job_request defaults;              ///< fields a POST /v1/jobs body leaves out
   unsigned retry_after_seconds = 5;  ///< the Retry-After of a 429 queue_full
+  /// server.key_roots: the folders under which POST /v1/keys may name a key directory or a zkey
+  /// (after symlinks and `..` are resolved); empty: no key is loaded over the network (403).
+  std::vector<std::filesystem::path> key_roots;
+  /// How a key named by POST /v1/keys is read (the composition root's: a key directory with every
+  /// check, or a zkey); it returns the source the engine runs on its CPU executor, reading nothing
+  /// itself. Empty: POST /v1/keys is 403.
+  std::function<engine::key_source(const std::filesystem::path&)> key_loader;
 };
+
+/// The path `requested` names under one of `roots` (relative: under each root in turn, the first
+/// that has it), with symlinks and `..` resolved: request_error 403 key_path_forbidden when it is
+/// outside every root (or no root is configured), 404 key_not_found when it is inside but absent.
+/// The engine's refusal of a key to load or evict (an engine_errc) as the API answers it: 409
+/// key_exists or key_in_use, 404 unknown_key, 507 key_does_not_fit, 422 key_refused, 503.
+request_error key_refusal(std::error_code ec, const std::string& message);
+
+std::filesystem::path resolve_key_path(std::string_view requested, const std::vector<std::filesystem::path>& roots);
 
 /// The API over an engine. Not thread-safe: use it on the control executor's thread.
 class job_api {
@@ -77,13 +98,16 @@ class job_api {
                                                 std::optional<std::uint64_t> content_length) const;
   request_limits job_limits() const;
   api_response service_status() const;
-  api_response submit_job(const api_request& req, const route& r);
+  boost::asio::awaitable<api_response> submit_job(const api_request& req, const route& r);
   api_response prove_circuit(const api_request& req, const route& r);
   api_response accept_job(const engine::prove_request& request, const std::string& what,
                           const job_request* parsed = nullptr);
   std::string queue_full_message(std::size_t partitions) const;
   api_response cancel_job(std::uint64_t id);
   api_response list_circuits() const;
+  api_response list_keys() const;
+  boost::asio::awaitable<api_response> load_key(const api_request& req);
+  boost::asio::awaitable<api_response> evict_key(const route& r);
   api_response verifying_key(const route& r) const;
   boost::asio::awaitable<std::optional<api_response>> job_result(const route& r, const client_watch& watch);
   [[noreturn]] void no_such_job(std::uint64_t id) const;

@@ -76,6 +76,9 @@ enum class endpoint {
   submit_job, job_status, job_result, cancel_job, service_status, metrics, health, verifying_key,
   list_circuits,  ///< GET /v1/circuits
   prove_circuit,  ///< POST /v1/circuits/{name}/proofs (route::circuit holds the name)
+  list_keys,      ///< GET /v1/keys
+  load_key,       ///< POST /v1/keys (a JSON body naming a key directory or zkey under server.key_roots)
+  evict_key,      ///< DELETE /v1/keys/{id}[?cancel=true] (route::key_id holds the id)
 };
 
 /// A parsed request line: which endpoint, and the job id and wait time where the endpoint has them.
@@ -87,6 +90,8 @@ struct route {
   std::string circuit;
   unsigned log_constraints = 0;
   bool snarkjs_format = false;
+  std::string key_id;        // DELETE /v1/keys/{id}: "circuit/log_constraints" or a zkey circuit's name
+  bool cancel_jobs = false;  // DELETE /v1/keys/{id}?cancel=true
 };
 
 /// Parses a POST /v1/jobs body: a JSON object with optional fields circuit (string),

@@ -116,11 +116,19 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   void wait_for_prewarm() { pool_->wait_idle(); }
 
   const memory_plan& plan() const noexcept { return sizing_.plan; }
-  const groth16::verifying_key* verifying_key(std::string_view circuit, unsigned log_constraints) const {
+  std::shared_ptr<const groth16::verifying_key> verifying_key(std::string_view circuit,
+                                                             unsigned log_constraints) const {
     const auto entry = keys_.find(std::string(circuit), log_constraints);
-    return entry ? &entry->keys.pk->vk : nullptr;  // the key stays while the engine lives (no removal yet)
+    // Aliasing: the caller holds the key entry, which an eviction cannot take away from it.
+    return entry ? std::shared_ptr<const groth16::verifying_key>(entry, &entry->keys.pk->vk) : nullptr;
   }
   std::vector<std::pair<std::string, unsigned>> key_ids() const { return keys_.ids(); }
+  // Keys at run time (engine_keys.cpp).
+  void load_key(key_source source, engine::key_handler handler);
+  void evict_key(std::string id, bool cancel_jobs, engine::key_handler handler);
+  std::vector<key_info> keys() const;
+  std::optional<key_source> known_key(const std::string& id) const;
+  void preload_keys();
   const compute_backend& backend() const noexcept { return *backend_; }
   const engine_config& config() const noexcept { return config_; }
   std::size_t depth_per_device() const noexcept { return depth_.load(std::memory_order_relaxed); }
@@ -163,6 +171,17 @@ class engine_core : public std::enable_shared_from_this<engine_core> {
   void complete_waiter(const std::shared_ptr<job>& j, job_waiter waiter);
   void remove_waiter(std::uint64_t job_id, std::uint64_t waiter_id);
   void maybe_complete_shutdown();
+  // Keys at run time, on the strand: a prepared key held within the plan, or refused; an eviction.
+  void register_key(std::optional<prepared_key> prepared, const std::string& error, const std::string& where,
+                    engine::key_handler handler);
+  void evict_on_strand(const std::string& id, bool cancel_jobs, engine::key_handler handler);
+  key_info info_of(const held_key& k) const;
+  held_key held_as_listed(const std::string& id) const;  // the key of `id` as keys() lists it
+  // key_eviction = lru: evicts idle keys, least recently used first, until `bytes` more fit;
+  // false (nothing evicted) when they cannot.
+  bool make_room(std::size_t bytes, const std::string& for_id);
+  std::size_t device_bytes_of(const groth16::proving_key& pk) const;
+  void publish_key_metrics() const;
   input_sources sources() noexcept { return {*memory_, full_inputs_.get(), *pool_, full_in_flight_}; }
 
   // Runs f() on the synthesis executor and resumes the awaiting coroutine on its executor.

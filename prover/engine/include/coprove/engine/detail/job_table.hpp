@@ -44,6 +44,7 @@ struct job {
   std::string circuit_id;                     // the PCE key of the request's circuit
   std::shared_ptr<const key_entry> key;       // results = proof: the circuit's key
   std::shared_ptr<const groth16::zkey> zkey;  // a zkey circuit: its key, witnesses in the request
+  std::string vk_sha256;                      // the key's, kept once the job ends and lets go of it
   partition_source* source = nullptr;         // where its partitions come from (the core's)
   bool witness_fits = false;                  // its assignment fits one vector of the domain
   std::uint64_t submit_ns = 0, end_ns = 0;

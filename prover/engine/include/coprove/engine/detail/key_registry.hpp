@@ -12,7 +12,9 @@
 #include <coprove/groth16/verifier.hpp>
 #include <coprove/groth16/zkey.hpp>
 
+#include <chrono>
 #include <cstddef>
+#include <optional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,6 +44,22 @@ struct zkey_entry {
 /// "circuit/log_constraints", as messages name a key.
 std::string key_name(const std::string& circuit, unsigned log_constraints);
 
+/// A key checked against its circuit and not yet held: prepared on a CPU thread (the checks and
+/// the verifying key's preparation are the slow part), inserted on the control strand.
+struct prepared_key {
+  std::string id;  ///< key_name for a built-in circuit's key, the name for a zkey circuit
+  std::shared_ptr<const key_entry> key;    ///< set for either
+  std::shared_ptr<const zkey_entry> zkey;  ///< set for a zkey circuit
+};
+
+/// A key held, as a listing shows it.
+struct held_key {
+  std::string id;
+  bool zkey = false;
+  std::shared_ptr<const key_entry> key;
+  std::optional<std::chrono::system_clock::time_point> last_use;
+};
+
 /// Thread-safe (one mutex, inside its methods); lookups hand out shared ownership.
 class key_registry {
  public:
@@ -54,14 +72,30 @@ class key_registry {
 
   /// Adds a built-in circuit's key: checked for its circuit's counts and domain; refused (std::
   /// invalid_argument, the message starting with `where`) when null, inconsistent or already held.
-  void add(const circuit_keys& k, const std::string& where);
+  void add(const circuit_keys& k, const std::string& where) { insert(prepare(k, where), where); }
   /// Adds a zkey circuit; refused when its name is empty or held, or its domain exceeds the plan.
-  void add_zkey(const zkey_circuit& z, const std::string& where);
+  void add_zkey(const zkey_circuit& z, const std::string& where) { insert(prepare_zkey(z, where), where); }
+  /// add's and add_zkey's checks without holding the key (any thread; refusals as theirs).
+  prepared_key prepare(const circuit_keys& k, const std::string& where) const;
+  prepared_key prepare_zkey(const zkey_circuit& z, const std::string& where) const;
+  /// Holds a prepared key; refused ("given twice") when its id is held.
+  void insert(prepared_key key, const std::string& where);
+  /// Whether a key of this id is held.
+  bool holds(const std::string& id) const;
   /// Charges a key that is not given (at groth16::proving_key::estimate_bytes, for the plan).
   void plan(const std::string& circuit, unsigned log_constraints, const std::string& where);
   /// Removes a key (a built-in circuit's, or a zkey circuit's with log_constraints 0); false when
   /// none is held. Jobs that hold it keep it until they end.
   bool remove(const std::string& circuit, unsigned log_constraints);
+  /// Removes the key of this id (key_name or a zkey circuit's name): its entry, or null when none
+  /// is held. Jobs that hold it keep it until they end.
+  std::shared_ptr<const key_entry> remove(const std::string& id);
+  /// The key of this id, or null.
+  std::shared_ptr<const key_entry> find_id(const std::string& id) const;
+  /// Records a job's use of the key of this id (for the listing and the least recently used).
+  void touch(const std::string& id, std::chrono::system_clock::time_point when);
+  /// Every key held, built-in circuits' first, each in id order.
+  std::vector<held_key> held() const;
 
   std::shared_ptr<const key_entry> find(const std::string& circuit, unsigned log_constraints) const;
   std::shared_ptr<const zkey_entry> find_zkey(const std::string& name) const;
@@ -83,6 +117,7 @@ class key_registry {
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, unsigned>, std::shared_ptr<const key_entry>> keys_;
   std::map<std::string, std::shared_ptr<const zkey_entry>> zkeys_;
+  std::map<std::string, std::chrono::system_clock::time_point> last_use_;  // by id
   std::vector<std::pair<std::string, unsigned>> planned_;
   std::size_t planned_bytes_ = 0;
   // Removed while jobs held them: counted in held_bytes() until the last job lets go.
