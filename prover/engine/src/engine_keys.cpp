@@ -91,8 +91,8 @@ std::optional<key_source> engine_core::known_key(const std::string& id) const {
 
 void engine_core::preload_keys() {
   if (config_.key_loading != key_loading::preload) return;
-  for (const auto& [id, source] : config_.known_keys)
-    load_key(source, [id](std::error_code ec, key_info info) {
+  for (const auto& known : config_.known_keys)
+    load_key(known.second, [id = known.first](std::error_code ec, key_info info) {
       if (ec && ec != engine_errc::key_exists)
         COPROVE_LOG(error, "engine") << "preloading key " << id << ": " << info.message;
     });
